@@ -1,0 +1,710 @@
+/*
+ * tir.h - the tensor IR of mlc-tune: nodes, builders, one visitor and one
+ * mutator, TVMScript printer and parser, structural equality and the workload
+ * key, the verifier, arithmetic (simplifier and iteration-map analysis), the
+ * reference interpreter and the built-in workload library.
+ *
+ * Memory: every node lives in an arena (support.h) owned by its function or
+ * module; nothing is freed node by node. Nodes are immutable once shared: a
+ * transformation builds new nodes (the mutator returns the very same node when
+ * no child changed). Variables and buffers are compared by identity; their
+ * names are for printing only.
+ *
+ * The CPU and the GPU live in one IR: storage scopes, thread-bound loops,
+ * vector lanes and every dtype of DESIGN.md are here from the start.
+ */
+#ifndef MLC_TIR_H
+#define MLC_TIR_H
+
+#include "support/support.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIR_MAX_DIMS 8
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Type codes follow DLPack (dlpack.h) so the ABI can pass them through. */
+typedef enum {
+  TIR_CODE_INT = 0,
+  TIR_CODE_UINT = 1, /* bool is uint with 1 bit */
+  TIR_CODE_FLOAT = 2,
+  TIR_CODE_HANDLE = 3, /* bits 64: a pointer; bits 0: void */
+  TIR_CODE_BFLOAT = 4,
+} tir_type_code_t;
+
+typedef struct {
+  uint8_t code;   /* tir_type_code_t */
+  uint8_t bits;
+  uint16_t lanes; /* 1 for scalars */
+} tir_dtype_t;
+
+/* The scalar dtypes of DESIGN.md.
+ *      enum      name        code        bits */
+#define TIR_DTYPE_MAP(X)                      \
+  X(BOOL,     "bool",     TIR_CODE_UINT,   1) \
+  X(INT8,     "int8",     TIR_CODE_INT,    8) \
+  X(INT16,    "int16",    TIR_CODE_INT,   16) \
+  X(INT32,    "int32",    TIR_CODE_INT,   32) \
+  X(INT64,    "int64",    TIR_CODE_INT,   64) \
+  X(UINT8,    "uint8",    TIR_CODE_UINT,   8) \
+  X(UINT16,   "uint16",   TIR_CODE_UINT,  16) \
+  X(UINT32,   "uint32",   TIR_CODE_UINT,  32) \
+  X(UINT64,   "uint64",   TIR_CODE_UINT,  64) \
+  X(FLOAT16,  "float16",  TIR_CODE_FLOAT, 16) \
+  X(BFLOAT16, "bfloat16", TIR_CODE_BFLOAT,16) \
+  X(FLOAT32,  "float32",  TIR_CODE_FLOAT, 32) \
+  X(FLOAT64,  "float64",  TIR_CODE_FLOAT, 64) \
+  X(HANDLE,   "handle",   TIR_CODE_HANDLE,64) \
+  X(VOID,     "void",     TIR_CODE_HANDLE, 0)
+
+#define TIR_DT_(enum_, name, code, bits) \
+  static inline tir_dtype_t tir_dt_##enum_(void) { tir_dtype_t t = {code, bits, 1}; return t; }
+TIR_DTYPE_MAP(TIR_DT_)
+#undef TIR_DT_
+/* tir_dt_FLOAT32(), tir_dt_INT32(), ... */
+
+static inline tir_dtype_t tir_dtype(int code, int bits, int lanes) {
+  tir_dtype_t t = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes};
+  return t;
+}
+static inline bool tir_dtype_eq(tir_dtype_t a, tir_dtype_t b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static inline tir_dtype_t tir_dtype_lanes(tir_dtype_t t, int lanes) {
+  t.lanes = (uint16_t)lanes;
+  return t;
+}
+static inline tir_dtype_t tir_dtype_scalar(tir_dtype_t t) { return tir_dtype_lanes(t, 1); }
+static inline bool tir_dtype_is_bool(tir_dtype_t t) { return t.code == TIR_CODE_UINT && t.bits == 1; }
+static inline bool tir_dtype_is_int(tir_dtype_t t) { return t.code == TIR_CODE_INT; }
+static inline bool tir_dtype_is_uint(tir_dtype_t t) { return t.code == TIR_CODE_UINT && t.bits > 1; }
+static inline bool tir_dtype_is_integer(tir_dtype_t t) {
+  return t.code == TIR_CODE_INT || t.code == TIR_CODE_UINT; /* includes bool */
+}
+static inline bool tir_dtype_is_float(tir_dtype_t t) {
+  return t.code == TIR_CODE_FLOAT || t.code == TIR_CODE_BFLOAT;
+}
+static inline bool tir_dtype_is_handle(tir_dtype_t t) { return t.code == TIR_CODE_HANDLE; }
+/* Storage size of one element (all lanes), rounded up to bytes. */
+static inline int tir_dtype_bytes(tir_dtype_t t) { return (t.bits * t.lanes + 7) / 8; }
+
+/* Parses "float32", "int8", "float32x8", "bool", "handle". MLC_EINVAL if not a dtype. */
+int tir_dtype_parse(tir_dtype_t *out, const char *s, size_t len);
+/* "float32x8" into buf (>= 24 bytes); returns buf. */
+char *tir_dtype_str(tir_dtype_t t, char *buf);
+
+/* Correctly rounded (round-to-nearest-even) conversions for 16-bit floats. */
+uint16_t tir_f32_to_f16(float f);
+float tir_f16_to_f32(uint16_t h);
+uint16_t tir_f32_to_bf16(float f);
+float tir_bf16_to_f32(uint16_t h);
+
+/* ------------------------------------------------------------------------ */
+/* Node kinds (closed sets, listed once)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Expression kinds. The shape column says which union member of tir_expr_t
+ * the kind uses; the visitor and mutator are generated from it.
+ *      enum        TVM name      shape      python operator (for printing) */
+#define TIR_EXPR_KINDS(X)                                   \
+  X(INT_IMM,     "IntImm",     IMM,       "")                \
+  X(FLOAT_IMM,   "FloatImm",   IMM,       "")                \
+  X(STRING_IMM,  "StringImm",  IMM,       "")                \
+  X(VAR,         "Var",        LEAF,      "")                \
+  X(ADD,         "Add",        BINARY,    "+")               \
+  X(SUB,         "Sub",        BINARY,    "-")               \
+  X(MUL,         "Mul",        BINARY,    "*")               \
+  X(DIV,         "Div",        BINARY,    "/")  /* truncdiv on integers */ \
+  X(MOD,         "Mod",        BINARY,    "")   /* truncmod */ \
+  X(FLOOR_DIV,   "FloorDiv",   BINARY,    "//")              \
+  X(FLOOR_MOD,   "FloorMod",   BINARY,    "%")               \
+  X(MIN,         "Min",        BINARY,    "")                \
+  X(MAX,         "Max",        BINARY,    "")                \
+  X(EQ,          "EQ",         BINARY,    "==")              \
+  X(NE,          "NE",         BINARY,    "!=")              \
+  X(LT,          "LT",         BINARY,    "<")               \
+  X(LE,          "LE",         BINARY,    "<=")              \
+  X(GT,          "GT",         BINARY,    ">")               \
+  X(GE,          "GE",         BINARY,    ">=")              \
+  X(AND,         "And",        BINARY,    "and")             \
+  X(OR,          "Or",         BINARY,    "or")              \
+  X(NOT,         "Not",        UNARY,     "not")             \
+  X(CAST,        "Cast",       UNARY,     "")                \
+  X(SELECT,      "Select",     SELECT,    "")                \
+  X(BUFFER_LOAD, "BufferLoad", LOAD,      "")                \
+  X(RAMP,        "Ramp",       RAMP,      "")                \
+  X(BROADCAST,   "Broadcast",  BROADCAST, "")                \
+  X(CALL,        "Call",       CALL,      "")
+
+typedef enum {
+#define TIR_ENUM_(e, name, shape, op) TIR_##e,
+  TIR_EXPR_KINDS(TIR_ENUM_)
+#undef TIR_ENUM_
+  TIR_EXPR_KIND_COUNT
+} tir_expr_kind_t;
+
+typedef enum {
+  TIR_SHAPE_IMM, TIR_SHAPE_LEAF, TIR_SHAPE_BINARY, TIR_SHAPE_UNARY, TIR_SHAPE_SELECT,
+  TIR_SHAPE_LOAD, TIR_SHAPE_RAMP, TIR_SHAPE_BROADCAST, TIR_SHAPE_CALL
+} tir_expr_shape_t;
+
+/* Statement kinds.
+ *      enum            TVM name */
+#define TIR_STMT_KINDS(X)                 \
+  X(BUFFER_STORE,  "BufferStore")          \
+  X(LET,           "LetStmt")              \
+  X(ATTR,          "AttrStmt")             \
+  X(ASSERT,        "AssertStmt")           \
+  X(FOR,           "For")                  \
+  X(IF,            "IfThenElse")           \
+  X(SEQ,           "SeqStmt")              \
+  X(EVALUATE,      "Evaluate")             \
+  X(ALLOCATE,      "Allocate")             \
+  X(BLOCK_REALIZE, "BlockRealize")
+
+typedef enum {
+#define TIR_ENUM_(e, name) TIR_##e,
+  TIR_STMT_KINDS(TIR_ENUM_)
+#undef TIR_ENUM_
+  TIR_STMT_KIND_COUNT
+} tir_stmt_kind_t;
+
+/* Loop kinds.   enum          TVMScript spelling */
+#define TIR_FOR_KINDS(X)                 \
+  X(SERIAL,        "serial")             \
+  X(PARALLEL,      "parallel")           \
+  X(VECTORIZED,    "vectorized")         \
+  X(UNROLLED,      "unroll")             \
+  X(THREAD_BINDING,"thread_binding")
+
+typedef enum {
+#define TIR_ENUM_(e, name) TIR_FOR_##e,
+  TIR_FOR_KINDS(TIR_ENUM_)
+#undef TIR_ENUM_
+} tir_for_kind_t;
+
+/* Block iteration variable types.  enum   axis spelling  remap letter */
+#define TIR_ITER_TYPES(X)                \
+  X(SPATIAL, "spatial", 'S')             \
+  X(REDUCE,  "reduce",  'R')             \
+  X(SCAN,    "scan",    'C')             \
+  X(OPAQUE,  "opaque",  'O')
+
+typedef enum {
+#define TIR_ENUM_(e, name, letter) TIR_ITER_##e,
+  TIR_ITER_TYPES(TIR_ENUM_)
+#undef TIR_ENUM_
+} tir_iter_type_t;
+
+/* Calls: intrinsic operators. nargs -1 means variadic.
+ *      enum               TVMScript name         nargs  pure */
+#define TIR_CALL_OPS(X)                                         \
+  X(EXP,               "exp",                  1,  true)        \
+  X(EXP2,              "exp2",                 1,  true)        \
+  X(EXP10,             "exp10",                1,  true)        \
+  X(LOG,               "log",                  1,  true)        \
+  X(LOG2,              "log2",                 1,  true)        \
+  X(LOG10,             "log10",                1,  true)        \
+  X(LOG1P,             "log1p",                1,  true)        \
+  X(SQRT,              "sqrt",                 1,  true)        \
+  X(RSQRT,             "rsqrt",                1,  true)        \
+  X(TANH,              "tanh",                 1,  true)        \
+  X(SIGMOID,           "sigmoid",              1,  true)        \
+  X(FABS,              "fabs",                 1,  true)        \
+  X(ABS,               "abs",                  1,  true)        \
+  X(ERF,               "erf",                  1,  true)        \
+  X(POW,               "pow",                  2,  true)        \
+  X(ROUND,             "round",                1,  true)        \
+  X(NEARBYINT,         "nearbyint",            1,  true)        \
+  X(FLOOR,             "floor",                1,  true)        \
+  X(CEIL,              "ceil",                 1,  true)        \
+  X(TRUNC,             "trunc",                1,  true)        \
+  X(SIN,               "sin",                  1,  true)        \
+  X(COS,               "cos",                  1,  true)        \
+  X(ISNAN,             "isnan",                1,  true)        \
+  X(IF_THEN_ELSE,      "if_then_else",         3,  true)        \
+  X(LIKELY,            "likely",               1,  true)        \
+  X(REINTERPRET,       "reinterpret",          1,  true)        \
+  X(ASSUME,            "assume",               1,  false)       \
+  X(TVM_STORAGE_SYNC,  "tvm_storage_sync",     1,  false)       \
+  X(CALL_EXTERN,       "call_extern",         -1,  false)       \
+  X(CALL_PURE_EXTERN,  "call_pure_extern",    -1,  true)        \
+  X(CALL_LLVM_INTRIN,  "call_llvm_intrin",    -1,  false)       \
+  X(CALL_LLVM_PURE_INTRIN, "call_llvm_pure_intrin", -1, true)   \
+  X(LIST,              "__list__",            -1,  true) /* annotation lists: printed [a, b] */
+
+typedef enum {
+#define TIR_ENUM_(e, name, nargs, pure) TIR_OP_##e,
+  TIR_CALL_OPS(TIR_ENUM_)
+#undef TIR_ENUM_
+  TIR_OP_COUNT
+} tir_op_t;
+
+/* Name tables generated from the lists above. */
+const char *tir_expr_kind_name(tir_expr_kind_t kind);
+tir_expr_shape_t tir_expr_kind_shape(tir_expr_kind_t kind);
+const char *tir_expr_kind_pyop(tir_expr_kind_t kind); /* "" when none */
+const char *tir_stmt_kind_name(tir_stmt_kind_t kind);
+const char *tir_for_kind_name(tir_for_kind_t kind);
+const char *tir_iter_type_name(tir_iter_type_t type);
+char tir_iter_type_letter(tir_iter_type_t type);
+const char *tir_op_name(tir_op_t op);
+int tir_op_nargs(tir_op_t op);
+bool tir_op_is_pure(tir_op_t op);
+/* MLC_OK and *out, or MLC_ENOTFOUND. */
+int tir_op_lookup(tir_op_t *out, const char *name, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Nodes                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tir_expr tir_expr_t;
+typedef struct tir_expr tir_var_t; /* an expression of kind TIR_VAR */
+typedef struct tir_stmt tir_stmt_t;
+typedef struct tir_block tir_block_t;
+typedef struct tir_buffer tir_buffer_t;
+typedef struct tir_func tir_func_t;
+typedef struct tir_module tir_module_t;
+
+typedef struct {
+  tir_expr_t *min;
+  tir_expr_t *extent;
+} tir_range_t;
+
+/* An annotation (loop annotations, block attributes, function attributes).
+ * Values are immediates (int, float, bool, string), expressions, or lists
+ * (a CALL of TIR_OP_LIST). */
+typedef struct {
+  const char *key;
+  tir_expr_t *value;
+} tir_annot_t;
+
+struct tir_expr {
+  tir_expr_kind_t kind;
+  tir_dtype_t dtype;
+  union {
+    int64_t int_value;       /* INT_IMM: ints, uints (bit pattern) and bool */
+    double float_value;      /* FLOAT_IMM: value already rounded to dtype */
+    const char *str_value;   /* STRING_IMM */
+    struct { const char *name; } var;              /* VAR: identity is the node */
+    struct { tir_expr_t *a, *b; } bin;             /* BINARY shapes */
+    struct { tir_expr_t *a; } un;                  /* NOT; CAST (to dtype) */
+    struct { tir_expr_t *cond, *t, *f; } select;   /* SELECT */
+    struct { tir_buffer_t *buffer; tir_expr_t **indices; int nindices; } load;
+    struct { tir_expr_t *base, *stride; int lanes; } ramp;
+    struct { tir_expr_t *value; int lanes; } broadcast;
+    struct { tir_op_t op; tir_expr_t **args; int nargs; } call;
+  } u;
+};
+
+/* A buffer: a multi-dimensional view of memory. Compared by identity. */
+struct tir_buffer {
+  const char *name;
+  tir_var_t *data;          /* the handle holding the address */
+  tir_dtype_t dtype;
+  int ndim;
+  tir_expr_t **shape;       /* ndim entries */
+  tir_expr_t **strides;     /* NULL (compact row-major) or ndim entries */
+  tir_expr_t *elem_offset;  /* NULL means 0 */
+  const char *scope;        /* "global", "shared", "shared.dyn", "local", "warp",
+                               "wmma.matrix_a", ...; never NULL */
+  int align;                /* bytes; 0 = default */
+  int offset_factor;        /* 0 = default */
+};
+
+typedef struct {
+  tir_buffer_t *buffer;
+  int ndim;
+  tir_range_t *ranges;      /* ndim entries */
+} tir_region_t;
+
+typedef struct {
+  tir_var_t *var;
+  tir_range_t dom;
+  tir_iter_type_t type;
+} tir_iter_var_t;
+
+/* `B = T.match_buffer(A[region], shape, ...)` inside a block. */
+typedef struct {
+  tir_buffer_t *buffer;
+  tir_region_t source;
+} tir_match_buffer_t;
+
+struct tir_block {
+  const char *name;
+  int niter_vars;
+  tir_iter_var_t *iter_vars;
+  int nreads, nwrites;
+  tir_region_t *reads, *writes;
+  int nalloc_buffers;
+  tir_buffer_t **alloc_buffers;
+  int nmatch_buffers;
+  tir_match_buffer_t *match_buffers;
+  int nannots;
+  tir_annot_t *annots;
+  tir_stmt_t *init;         /* NULL when the block has no init */
+  tir_stmt_t *body;
+};
+
+struct tir_stmt {
+  tir_stmt_kind_t kind;
+  union {
+    struct { tir_buffer_t *buffer; tir_expr_t *value; tir_expr_t **indices; int nindices; } store;
+    struct { tir_var_t *var; tir_expr_t *value; tir_stmt_t *body; } let;
+    /* `with T.attr(node, key, value):` — node is a var or NULL */
+    struct { tir_var_t *node; const char *key; tir_expr_t *value; tir_stmt_t *body; } attr;
+    struct { tir_expr_t *cond; tir_expr_t *message; tir_stmt_t *body; } assert_;
+    struct {
+      tir_var_t *var;
+      tir_expr_t *min, *extent;
+      tir_for_kind_t kind;
+      const char *thread_tag;  /* THREAD_BINDING: "threadIdx.x", "blockIdx.y", "vthread.x" */
+      int nannots;
+      tir_annot_t *annots;
+      tir_stmt_t *body;
+    } loop;
+    struct { tir_expr_t *cond; tir_stmt_t *then_case, *else_case; } if_; /* else may be NULL */
+    struct { tir_stmt_t **stmts; int n; } seq;
+    struct { tir_expr_t *value; } evaluate;
+    /* Declares `buffer` with its own storage for the extent of `body`
+     * (TVMScript `T.decl_buffer` / `T.allocate`, as in lowered code). */
+    struct { tir_buffer_t *buffer; tir_stmt_t *body; } allocate;
+    struct {
+      tir_expr_t **iter_values; /* one per block iter var */
+      int n;
+      tir_expr_t *predicate;    /* bool; constant true when none */
+      tir_block_t *block;
+    } realize;
+  } u;
+};
+
+struct tir_func {
+  mlc_arena_t *arena;       /* owns every node of the function */
+  bool owns_arena;          /* false when the function belongs to a module */
+  const char *name;
+  int nparams;
+  tir_var_t **params;       /* handles and scalars */
+  tir_buffer_t **buffer_map;/* parallel to params: the buffer a handle matches, or NULL */
+  int nattrs;
+  tir_annot_t *attrs;       /* T.func_attr */
+  tir_stmt_t *body;         /* functions with blocks: a BLOCK_REALIZE of the root block */
+};
+
+struct tir_module {
+  mlc_arena_t *arena;
+  const char *name;         /* class name; "Module" by default */
+  bool bare_func;           /* parsed from a lone @T.prim_func: printed without the class */
+  int nfuncs;
+  tir_func_t **funcs;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Builders                                                                  */
+/* ------------------------------------------------------------------------ */
+/* Every builder allocates in `arena` (see mlc_arena_alloc for out-of-memory
+ * behaviour) and copies the arrays it is given, so callers may pass stack
+ * arrays. Builders do not type-check; the verifier does. */
+
+tir_expr_t *tir_int(mlc_arena_t *a, tir_dtype_t t, int64_t v);
+tir_expr_t *tir_i32(mlc_arena_t *a, int64_t v);
+tir_expr_t *tir_bool(mlc_arena_t *a, bool v);
+tir_expr_t *tir_float(mlc_arena_t *a, tir_dtype_t t, double v); /* rounds v to t */
+tir_expr_t *tir_string(mlc_arena_t *a, const char *s);
+tir_var_t *tir_var(mlc_arena_t *a, const char *name, tir_dtype_t t);
+/* Binary kinds: comparisons, AND and OR give bool (with a's lanes); others a's dtype. */
+tir_expr_t *tir_binary(mlc_arena_t *a, tir_expr_kind_t kind, tir_expr_t *x, tir_expr_t *y);
+tir_expr_t *tir_not(mlc_arena_t *a, tir_expr_t *x);
+tir_expr_t *tir_cast(mlc_arena_t *a, tir_dtype_t t, tir_expr_t *x);
+tir_expr_t *tir_select(mlc_arena_t *a, tir_expr_t *c, tir_expr_t *t, tir_expr_t *f);
+/* dtype is the buffer's, with lanes from a ramp index if any. */
+tir_expr_t *tir_load(mlc_arena_t *a, tir_buffer_t *b, tir_expr_t **indices, int n);
+tir_expr_t *tir_ramp(mlc_arena_t *a, tir_expr_t *base, tir_expr_t *stride, int lanes);
+tir_expr_t *tir_broadcast(mlc_arena_t *a, tir_expr_t *value, int lanes);
+tir_expr_t *tir_call(mlc_arena_t *a, tir_dtype_t t, tir_op_t op, tir_expr_t **args, int n);
+
+tir_stmt_t *tir_store(mlc_arena_t *a, tir_buffer_t *b, tir_expr_t *value, tir_expr_t **indices, int n);
+tir_stmt_t *tir_let_stmt(mlc_arena_t *a, tir_var_t *v, tir_expr_t *value, tir_stmt_t *body);
+tir_stmt_t *tir_attr_stmt(mlc_arena_t *a, tir_var_t *node, const char *key, tir_expr_t *value, tir_stmt_t *body);
+tir_stmt_t *tir_assert_stmt(mlc_arena_t *a, tir_expr_t *cond, tir_expr_t *message, tir_stmt_t *body);
+tir_stmt_t *tir_for(mlc_arena_t *a, tir_var_t *v, tir_expr_t *min, tir_expr_t *extent,
+                    tir_for_kind_t kind, tir_stmt_t *body);
+tir_stmt_t *tir_if(mlc_arena_t *a, tir_expr_t *cond, tir_stmt_t *then_case, tir_stmt_t *else_case);
+/* Flattens nested SEQs; n == 1 returns the statement itself. */
+tir_stmt_t *tir_seq(mlc_arena_t *a, tir_stmt_t **stmts, int n);
+tir_stmt_t *tir_evaluate(mlc_arena_t *a, tir_expr_t *value);
+tir_stmt_t *tir_allocate(mlc_arena_t *a, tir_buffer_t *b, tir_stmt_t *body);
+tir_stmt_t *tir_block_realize(mlc_arena_t *a, tir_expr_t **values, int n, tir_expr_t *predicate,
+                              tir_block_t *block);
+
+/* A block with a name and no iter vars, regions or body; fill the fields. */
+tir_block_t *tir_block_new(mlc_arena_t *a, const char *name);
+/* A shallow copy (arrays copied, nodes shared) to change fields on. */
+tir_block_t *tir_block_copy(mlc_arena_t *a, const tir_block_t *b);
+tir_stmt_t *tir_stmt_copy(mlc_arena_t *a, const tir_stmt_t *s);   /* shallow */
+tir_expr_t *tir_expr_copy(mlc_arena_t *a, const tir_expr_t *e);   /* shallow */
+/* A compact global buffer; its data var is a new handle named after it. */
+tir_buffer_t *tir_buffer_new(mlc_arena_t *a, const char *name, tir_dtype_t t,
+                             tir_expr_t **shape, int ndim, const char *scope);
+tir_buffer_t *tir_buffer_copy(mlc_arena_t *a, const tir_buffer_t *b); /* shallow */
+tir_region_t tir_region_full(mlc_arena_t *a, tir_buffer_t *b); /* the whole buffer */
+
+/* An empty function owning a fresh arena (NULL when out of memory). */
+tir_func_t *tir_func_new(const char *name);
+/* Frees the function's arena if it owns it. NULL is fine. */
+void tir_func_free(tir_func_t *f);
+/* An empty module owning a fresh arena. */
+tir_module_t *tir_module_new(const char *name);
+void tir_module_free(tir_module_t *m);
+/* Looks a function up by name; NULL when absent. */
+tir_func_t *tir_module_find(const tir_module_t *m, const char *name);
+
+/* Deep copy into a new arena with fresh variables and buffers (structurally
+ * equal to f). The copy owns its arena. NULL when out of memory. */
+tir_func_t *tir_func_clone(const tir_func_t *f);
+/* The root block of a function with blocks, else NULL. */
+tir_block_t *tir_func_root_block(const tir_func_t *f);
+/* The annotation value for key, or NULL. */
+tir_expr_t *tir_annot_get(const tir_annot_t *annots, int n, const char *key);
+
+/* Immediates: true and *out when e is an integer immediate. */
+bool tir_as_int(const tir_expr_t *e, int64_t *out);
+bool tir_is_const_int(const tir_expr_t *e, int64_t v);
+
+/* ------------------------------------------------------------------------ */
+/* Visitor and mutator (generated from TIR_EXPR_KINDS / TIR_STMT_KINDS)      */
+/* ------------------------------------------------------------------------ */
+
+/* Pre-order walk. Each hook is optional; a hook returning false skips the
+ * node's children. Blocks are reached through their BLOCK_REALIZE: the walk
+ * visits iter var domains, binding values, predicate, region bounds, match
+ * buffer regions, init and body. Buffer shapes are not walked. */
+typedef struct tir_visitor tir_visitor_t;
+struct tir_visitor {
+  bool (*expr)(tir_visitor_t *v, tir_expr_t *e);
+  bool (*stmt)(tir_visitor_t *v, tir_stmt_t *s);
+  /* Called once per block, before its contents. */
+  bool (*block)(tir_visitor_t *v, tir_block_t *b, tir_stmt_t *realize);
+  /* Called after a statement's children (for scoping). */
+  void (*stmt_post)(tir_visitor_t *v, tir_stmt_t *s);
+  void *payload;
+};
+void tir_visit_expr(tir_visitor_t *v, tir_expr_t *e);
+void tir_visit_stmt(tir_visitor_t *v, tir_stmt_t *s);
+
+/* Copy-on-write rewrite. Hooks replace a node; a hook that wants the default
+ * behaviour for a node calls tir_mutate_*_children. Returns the very same
+ * pointer when nothing below changed. The `buffer` hook maps buffers wherever
+ * they appear (loads, stores, regions, allocations, match buffers). */
+typedef struct tir_mutator tir_mutator_t;
+struct tir_mutator {
+  mlc_arena_t *arena; /* where new nodes go */
+  tir_expr_t *(*expr)(tir_mutator_t *m, tir_expr_t *e);
+  tir_stmt_t *(*stmt)(tir_mutator_t *m, tir_stmt_t *s);
+  tir_buffer_t *(*buffer)(tir_mutator_t *m, tir_buffer_t *b);
+  void *payload;
+};
+tir_expr_t *tir_mutate_expr(tir_mutator_t *m, tir_expr_t *e);
+tir_stmt_t *tir_mutate_stmt(tir_mutator_t *m, tir_stmt_t *s);
+tir_expr_t *tir_mutate_expr_children(tir_mutator_t *m, tir_expr_t *e);
+tir_stmt_t *tir_mutate_stmt_children(tir_mutator_t *m, tir_stmt_t *s);
+/* Block with mutated contents, or b itself. */
+tir_block_t *tir_mutate_block(tir_mutator_t *m, tir_block_t *b);
+
+/* Variable substitution: a small map var -> expr. */
+typedef struct {
+  int n, cap;
+  tir_var_t **from;
+  tir_expr_t **to;
+} tir_var_map_t;
+void tir_var_map_set(mlc_arena_t *a, tir_var_map_t *map, tir_var_t *from, tir_expr_t *to);
+tir_expr_t *tir_var_map_get(const tir_var_map_t *map, const tir_var_t *v);
+tir_expr_t *tir_substitute_expr(mlc_arena_t *a, tir_expr_t *e, const tir_var_map_t *map);
+tir_stmt_t *tir_substitute_stmt(mlc_arena_t *a, tir_stmt_t *s, const tir_var_map_t *map);
+/* True when e mentions v. */
+bool tir_expr_uses_var(tir_expr_t *e, const tir_var_t *v);
+
+/* ------------------------------------------------------------------------ */
+/* TVMScript                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  char file[256];
+  int line, col;          /* 1-based; 0 when not positioned */
+  char message[512];      /* what was expected / what is wrong */
+  char source_line[256];  /* the offending line, for a caret display */
+} tir_parse_error_t;
+
+/* Parses TVMScript (a lone @T.prim_func or an @I.ir_module class). On success
+ * *out owns everything (free with tir_module_free). On failure returns
+ * MLC_EPARSE (or MLC_ENOMEM) and fills err; mlc_error_last() holds
+ * "FILE:LINE:COL: message". `filename` is used in messages only. */
+int tir_parse(tir_module_t **out, const char *src, size_t len, const char *filename,
+              tir_parse_error_t *err);
+/* Same, requiring exactly one function; the function owns its arena. */
+int tir_parse_func(tir_func_t **out, const char *src, size_t len, const char *filename,
+                   tir_parse_error_t *err);
+/* "FILE:LINE:COL: message\n<source line>\n<caret>\n" into sb. */
+void tir_parse_error_format(const tir_parse_error_t *err, mlc_strbuf_t *sb);
+
+/* Canonical TVMScript. Returned strings are freed with mlc_free; NULL when out
+ * of memory. print(parse(print(f))) is byte-identical to print(f). */
+char *tir_print_func(const tir_func_t *f);
+char *tir_print_module(const tir_module_t *m);
+void tir_print_expr(mlc_strbuf_t *sb, const tir_expr_t *e);
+void tir_print_stmt(mlc_strbuf_t *sb, const tir_stmt_t *s, int indent);
+
+/* ------------------------------------------------------------------------ */
+/* Structural equality and the workload key                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Equal up to renaming of variables and buffers (definitions are matched in
+ * order). Function names and the "global_symbol" attribute are ignored. When
+ * not equal and why != NULL, a short description of the first difference. */
+bool tir_func_equal(const tir_func_t *a, const tir_func_t *b, char *why, size_t why_len);
+bool tir_stmt_equal(const tir_stmt_t *a, const tir_stmt_t *b);
+/* Expressions with free variables compared by identity. */
+bool tir_expr_equal(const tir_expr_t *a, const tir_expr_t *b);
+
+/* The workload key (DESIGN.md): XXH64 over a canonical serialization that
+ * ignores variable and buffer names, the function name and global_symbol, and
+ * keeps block names, shapes, dtypes, scopes and the body. */
+uint64_t tir_func_key(const tir_func_t *f);
+/* 16 hex digits into buf[17]; returns buf. */
+char *tir_func_key_hex(const tir_func_t *f, char buf[17]);
+
+/* ------------------------------------------------------------------------ */
+/* Verifier                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Checks: undefined variables, block bindings outside their iter-var domains
+ * (when provable), dtype mismatches, regions that do not cover the block's
+ * accesses, duplicate block names, buffer index counts. MLC_OK or MLC_EVERIFY;
+ * every problem found is appended to `errors` (one line each, naming the
+ * block/buffer) when it is not NULL, and the first goes to mlc_error_last. */
+int tir_verify(const tir_func_t *f, mlc_strbuf_t *errors);
+
+/* Derives a block's read and write regions from its body (what the parser does
+ * when T.reads / T.writes are omitted): per buffer, the hull of the accessed
+ * indices over the block's inner loops. Buffers allocated in the block are
+ * excluded. Results in arena. */
+void tir_block_derive_regions(mlc_arena_t *a, tir_block_t *b, tir_region_t **reads, int *nreads,
+                              tir_region_t **writes, int *nwrites);
+
+/* ------------------------------------------------------------------------ */
+/* Arithmetic                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Inclusive constant bounds; min/max are INT64_MIN/INT64_MAX when unknown. */
+typedef struct { int64_t min, max; } tir_bound_t;
+
+/* An analyzer holds what is known about variables (their ranges) and
+ * simplifies and proves with it. Lives in an arena. */
+typedef struct tir_analyzer tir_analyzer_t;
+tir_analyzer_t *tir_analyzer_new(mlc_arena_t *a);
+/* v in [min, min + extent). Rebinding replaces. */
+void tir_analyzer_bind(tir_analyzer_t *an, tir_var_t *v, tir_expr_t *min, tir_expr_t *extent);
+void tir_analyzer_bind_const(tir_analyzer_t *an, tir_var_t *v, int64_t min, int64_t extent);
+/* Constant folding, canonical linear forms (sums of var*coefficient),
+ * floordiv/floormod with known bounds, min/max and comparisons decided from
+ * bounds. The result is equal in value to e for every binding in range. */
+tir_expr_t *tir_simplify(tir_analyzer_t *an, tir_expr_t *e);
+tir_stmt_t *tir_simplify_stmt(tir_analyzer_t *an, tir_stmt_t *s); /* binds loop vars as it goes */
+/* True only if cond holds for every binding in range. */
+bool tir_prove(tir_analyzer_t *an, tir_expr_t *cond);
+tir_bound_t tir_const_bound(tir_analyzer_t *an, tir_expr_t *e);
+
+/* Iteration-map analysis (TVM's DetectIterMap): proves that bindings are
+ * quasi-affine maps of loop iterators: each binding is a sum of scaled splits
+ * of (fused) iterators, every iterator used at most once overall, and
+ * extents divide. Used to check block bindings and to derive loop extents and
+ * regions. */
+typedef struct tir_iter_mark tir_iter_mark_t;
+typedef struct {
+  tir_iter_mark_t *source;   /* the (possibly fused) iterator being split */
+  tir_expr_t *lower_factor;  /* split = floormod(floordiv(source, lower_factor), extent) * scale */
+  tir_expr_t *extent;
+  tir_expr_t *scale;
+} tir_iter_split_t;
+typedef struct {
+  int nargs;
+  tir_iter_split_t *args;    /* most significant first */
+  tir_expr_t *base;
+} tir_iter_sum_t;
+struct tir_iter_mark {
+  /* Either a loop variable (var != NULL, sum == NULL) or a fusion of splits. */
+  tir_var_t *var;
+  tir_iter_sum_t *sum;
+  tir_expr_t *extent;
+};
+typedef struct {
+  int n;
+  tir_iter_sum_t *sums;      /* one per binding */
+  bool bijective;            /* every iterator fully covered exactly once */
+} tir_iter_map_t;
+typedef enum { TIR_ITER_INJECTIVE, TIR_ITER_SURJECTIVE, TIR_ITER_BIJECTIVE } tir_iter_check_t;
+/* Detects the iteration map of `bindings` over `vars` (with domains `doms`),
+ * under `predicate` (may be NULL). MLC_OK and *out, or MLC_EINVAL with a
+ * detail saying which binding is not affine and why. */
+int tir_detect_iter_map(tir_iter_map_t *out, tir_analyzer_t *an, tir_expr_t **bindings, int n,
+                        tir_var_t **vars, const tir_range_t *doms, int nvars,
+                        tir_expr_t *predicate, tir_iter_check_t check);
+/* Expression of an iter sum in terms of the loop variables. */
+tir_expr_t *tir_iter_sum_to_expr(mlc_arena_t *a, const tir_iter_sum_t *sum);
+
+/* ------------------------------------------------------------------------ */
+/* Reference interpreter                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* One argument per function parameter. A buffer parameter gets host memory
+ * (row-major, elements of the buffer's dtype; float16/bfloat16 as uint16_t
+ * bits) and its shape; a scalar parameter gets its value. */
+typedef struct {
+  void *data;
+  int ndim;
+  int64_t shape[TIR_MAX_DIMS];
+  tir_dtype_t dtype;
+  int64_t scalar_int;   /* scalar int params */
+  double scalar_float;  /* scalar float params */
+} tir_arg_t;
+
+/* Runs f on args. Thread-bound loops run sequentially; init blocks run when
+ * all reduction iterators are at their minimum; predicates are honoured;
+ * float16/bfloat16 results are rounded to nearest even on every store and
+ * arithmetic step. Errors (MLC_ERUNTIME with a detail): out-of-bounds access
+ * naming the block and buffer, a binding out of its domain, shape mismatch
+ * with an argument, division by zero. */
+int tir_interp_run(const tir_func_t *f, tir_arg_t *args, int nargs);
+
+/* ------------------------------------------------------------------------ */
+/* Built-in workloads (names as in the Ansor paper)                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  const char *name;         /* "GMM" */
+  const char *summary;      /* one line */
+  const char *dims;         /* names of the shape options, "M,N,K" */
+  int ndims;
+  int64_t defaults[12];
+  const char *default_dtype;/* "float32" */
+} tir_workload_desc_t;
+
+/* The table of built-in workloads. */
+const tir_workload_desc_t *tir_workloads(int *n);
+const tir_workload_desc_t *tir_workload_find(const char *name);
+/* Builds a workload. `shape` gives values for the desc's dims in order (NULL
+ * or nshape 0 for the defaults). in_dtype: the inputs' dtype; acc_dtype: the
+ * accumulator/output dtype (float16 -> float32, int8 -> int32 when given as
+ * the zero dtype {0,0,0}: the usual choice for in_dtype). MLC_EINVAL with a
+ * detail on bad options. The function owns its arena. */
+int tir_workload_build(tir_func_t **out, const char *name, const int64_t *shape, int nshape,
+                       tir_dtype_t in_dtype, tir_dtype_t acc_dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLC_TIR_H */
