@@ -6,7 +6,8 @@
  * and an explicit mlc_log_set_level wins over the environment. Each line is
  * formatted whole and written with one call so lines from different threads do
  * not interleave. Tests capture lines with a sink; the sink gets the line
- * without its trailing newline.
+ * without its trailing newline, is called under a lock (one line at a time,
+ * so a simple test sink needs no locking of its own) and must not log.
  */
 #include "support/support.h"
 

@@ -55,18 +55,29 @@ int mlc_error_set(int code, const char *fmt, ...) {
   return code;
 }
 
+/* Appends as much of s as fits (details are cut, never overflowed). */
+static void append_cut(char *dst, size_t *used, const char *s) {
+  size_t n = strlen(s), room = MLC_ERROR_MAX - 1 - *used;
+  if (n > room) n = room;
+  memcpy(dst + *used, s, n);
+  *used += n;
+  dst[*used] = '\0';
+}
+
 void mlc_error_prefix(const char *fmt, ...) {
   char prefix[MLC_ERROR_MAX];
   char joined[MLC_ERROR_MAX];
+  size_t used = 0;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
-  if (last_error.msg[0])
-    snprintf(joined, sizeof joined, "%s: %s", prefix, last_error.msg);
-  else
-    snprintf(joined, sizeof joined, "%s", prefix);
-  memcpy(last_error.msg, joined, sizeof joined);
+  append_cut(joined, &used, prefix);
+  if (last_error.msg[0]) {
+    append_cut(joined, &used, ": ");
+    append_cut(joined, &used, last_error.msg);
+  }
+  memcpy(last_error.msg, joined, used + 1);
 }
 
 const char *mlc_error_last(void) { return last_error.msg; }

@@ -238,7 +238,8 @@ void mlc_hash_hex(uint64_t h, char buf[17]);
 /* JSON (jansson)                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Canonical text: compact, keys sorted, reals shortest round-trip. Free with
+/* Canonical text: compact, keys sorted, reals with 17 significant digits (read
+ * back exactly). Free with
  * free() (jansson's allocator). NULL on failure. */
 char *mlc_json_dumps(const json_t *json);
 /* Parses `text`; on failure returns NULL and sets the last error to

@@ -23,7 +23,8 @@ int mlc_vec_reserve_(void **data, size_t *cap, size_t elem, size_t need) {
   }
   if (elem != 0 && new_cap > SIZE_MAX / elem)
     return mlc_error_set(MLC_ENOMEM, "array of %zu elements of %zu bytes is too large", need, elem);
-  void *p = mlc_realloc(*data, new_cap * elem ? new_cap * elem : 1);
+  size_t bytes = new_cap * elem;
+  void *p = mlc_realloc(*data, bytes > 0 ? bytes : 1);
   if (!p)
     return mlc_error_set(MLC_ENOMEM, "out of memory growing an array to %zu elements", need);
   *data = p;

@@ -337,6 +337,7 @@ typedef struct {
 
 struct tir_block {
   const char *name;
+  uint32_t uid;             /* schedule identity (see tir_stmt_t.u.loop.uid) */
   int niter_vars;
   tir_iter_var_t *iter_vars;
   int nreads, nwrites;
@@ -363,6 +364,10 @@ struct tir_stmt {
       tir_var_t *var;
       tir_expr_t *min, *extent;
       tir_for_kind_t kind;
+      /* Schedule identity: kept by copies (the mutator's copy-on-write, clones)
+       * so a schedule's loop and block references survive rewrites of other
+       * parts; 0 when unassigned. Ignored by equality, the key and printing. */
+      uint32_t uid;
       const char *thread_tag;  /* THREAD_BINDING: "threadIdx.x", "blockIdx.y", "vthread.x" */
       int nannots;
       tir_annot_t *annots;
@@ -603,26 +608,80 @@ void tir_block_derive_regions(mlc_arena_t *a, tir_block_t *b, tir_region_t **rea
 typedef struct { int64_t min, max; } tir_bound_t;
 
 /* An analyzer holds what is known about variables (their ranges) and
- * simplifies and proves with it. Lives in an arena. */
+ * simplifies and proves with it. It lives in arena `a` (nothing to free), and
+ * every expression it builds (simplified results, relaxed bounds, iter maps)
+ * goes to that arena too: pass the arena of the function being worked on.
+ * NULL when out of memory. Unbound variables range over their dtype. */
 typedef struct tir_analyzer tir_analyzer_t;
 tir_analyzer_t *tir_analyzer_new(mlc_arena_t *a);
-/* v in [min, min + extent). Rebinding replaces. */
+/* v in [min, min + extent) (expressions over other variables allowed; the
+ * constant bounds are computed now). Rebinding replaces, keeping v's place in
+ * the term order: variables bound earlier come first among terms of equal
+ * coefficient, which makes outer loops print first. */
 void tir_analyzer_bind(tir_analyzer_t *an, tir_var_t *v, tir_expr_t *min, tir_expr_t *extent);
 void tir_analyzer_bind_const(tir_analyzer_t *an, tir_var_t *v, int64_t min, int64_t extent);
-/* Constant folding, canonical linear forms (sums of var*coefficient),
+/* Assumes cond inside a scope: comparisons of a variable with an expression
+ * of known bounds (`i < 5`, `4 <= j`, conjunctions of them) tighten the
+ * variable's bounds; other conditions are ignored. Returns a mark for
+ * tir_analyzer_pop_constraint, which restores the state before the push. */
+int tir_analyzer_push_constraint(tir_analyzer_t *an, tir_expr_t *cond);
+void tir_analyzer_pop_constraint(tir_analyzer_t *an, int mark);
+/* Constant folding (integers wrap to their width; floats are computed in
+ * double and rounded to the dtype, as the interpreter does, and only folded
+ * when the result is finite), canonical linear forms, cancellation,
  * floordiv/floormod with known bounds, min/max and comparisons decided from
- * bounds. The result is equal in value to e for every binding in range. */
+ * bounds, and/or/not/select with constants, casts of constants. The result is
+ * equal in value to e for every binding in range (integer overflow aside, as
+ * in TVM). On out of memory it returns e unchanged.
+ *
+ * Canonical form of an integer sum: terms by descending coefficient, ties by
+ * the term order (variables first, in bind order, then unbound variables by
+ * name; other terms by kind and then their children), never by address, so the
+ * text is the same on every run and machine. Positive terms come first, then
+ * a positive constant, then subtracted terms: `i * 16 + j + 1`, `i - j - 2`. */
 tir_expr_t *tir_simplify(tir_analyzer_t *an, tir_expr_t *e);
-tir_stmt_t *tir_simplify_stmt(tir_analyzer_t *an, tir_stmt_t *s); /* binds loop vars as it goes */
-/* True only if cond holds for every binding in range. */
+/* Simplifies every expression of s, binding loop variables to their ranges and
+ * block iter vars to their domains while descending, and assuming an `if`'s
+ * condition inside it (and its negation in the else branch). An `if` whose
+ * condition folds to a constant collapses to its branch (no else: Evaluate(0)).
+ * Loops are never removed (that is lowering's job). Returns s when unchanged. */
+tir_stmt_t *tir_simplify_stmt(tir_analyzer_t *an, tir_stmt_t *s);
+/* True only if cond holds for every binding in range (e.g. i * 16 + j < 128
+ * for i in [0, 8), j in [0, 16)). False means "not proven". */
 bool tir_prove(tir_analyzer_t *an, tir_expr_t *cond);
+/* Inclusive bounds of an integer expression (TVM's ConstIntBound): variables
+ * from their bindings, + - * min max select, floordiv/floormod/truncdiv/
+ * truncmod, casts. Saturates to unknown on overflow; a bound outside the
+ * expression's dtype gives the dtype's whole range. */
 tir_bound_t tir_const_bound(tir_analyzer_t *an, tir_expr_t *e);
+
+/* Int sets: the range of an expression when some variables vary. */
+typedef struct {
+  tir_expr_t *min, *max;     /* inclusive; simplified; symbolic when needed */
+} tir_interval_t;
+/* [min, max] of e as vars[i] range over doms[i] (domains may mention other
+ * variables, relaxed too when they are in the list); other variables stay
+ * symbolic. E.g. vi * 16 + vj, vj in [0, 16) -> [vi * 16, vi * 16 + 15].
+ * Exact for sums, products by constants, floordiv, min/max; conservative
+ * for floormod and select. MLC_OK, or MLC_EUNSUPPORTED with a detail when a
+ * side cannot be bounded (e.g. a load indexed by a relaxed variable). */
+int tir_relax_expr(tir_interval_t *out, tir_analyzer_t *an, tir_expr_t *e, tir_var_t **vars,
+                   const tir_range_t *doms, int n);
+/* The same for a range [r.min, r.min + r.extent): the hull as a range, for
+ * region derivation (compute_at, cache_read, blockize). */
+int tir_relax_range(tir_range_t *out, tir_analyzer_t *an, const tir_range_t *r, tir_var_t **vars,
+                    const tir_range_t *doms, int n);
 
 /* Iteration-map analysis (TVM's DetectIterMap): proves that bindings are
  * quasi-affine maps of loop iterators: each binding is a sum of scaled splits
- * of (fused) iterators, every iterator used at most once overall, and
- * extents divide. Used to check block bindings and to derive loop extents and
- * regions. */
+ * of (fused) iterators plus a base free of iterators. Used to check block
+ * bindings and to derive loop extents and regions.
+ *
+ * Example: i in [0, 8), j in [0, 16): `i * 16 + j` is one split (scale 1) of
+ * the mark fusing i (scale 16) and j; `floordiv(f, 16)` and `floormod(f, 16)`
+ * are splits of f with lower factors 16 and 1. Divisors, scales and the
+ * factors they are checked against must be constants (symbolic extents work
+ * where only identities are involved). */
 typedef struct tir_iter_mark tir_iter_mark_t;
 typedef struct {
   tir_iter_mark_t *source;   /* the (possibly fused) iterator being split */
@@ -636,24 +695,41 @@ typedef struct {
   tir_expr_t *base;
 } tir_iter_sum_t;
 struct tir_iter_mark {
-  /* Either a loop variable (var != NULL, sum == NULL) or a fusion of splits. */
+  /* Either a loop variable (var != NULL, sum == NULL), whose value is
+   * var - var_min (var_min NULL when its domain starts at 0), or a fusion
+   * of splits (sum, with base 0 unless a predicate's lower bound offset it). */
   tir_var_t *var;
+  tir_expr_t *var_min;
   tir_iter_sum_t *sum;
   tir_expr_t *extent;
 };
 typedef struct {
   int n;
   tir_iter_sum_t *sums;      /* one per binding */
-  bool bijective;            /* every iterator fully covered exactly once */
+  bool bijective;            /* every iterator of extent > 1 fully covered exactly once */
 } tir_iter_map_t;
+/* Check levels, strongest last:
+ * - INJECTIVE: the splits of each iterator never overlap (no value read twice);
+ * - SURJECTIVE: also the splits of each iterator cover a divisor of its extent
+ *   from the bottom, skipping only whole middle digits (TVM: x in [0, 24) ->
+ *   [x // 6, x % 2] passes, [x // 3] does not);
+ * - BIJECTIVE: every iterator of extent > 1 is used and exactly covered.
+ * Iterators of extent 1 become constants (their min). */
 typedef enum { TIR_ITER_INJECTIVE, TIR_ITER_SURJECTIVE, TIR_ITER_BIJECTIVE } tir_iter_check_t;
-/* Detects the iteration map of `bindings` over `vars` (with domains `doms`),
- * under `predicate` (may be NULL). MLC_OK and *out, or MLC_EINVAL with a
- * detail saying which binding is not affine and why. */
+/* Detects the iteration map of `bindings` over `vars` (with domains `doms`,
+ * which may not mention the vars), under `predicate` (NULL or true for none):
+ * a conjunction of comparisons; `i < 5` narrows i's domain, and a bound on a
+ * sum such as `i0 * 32 + i1 < 1000` (a split by a non-dividing factor) makes
+ * that fused iterator's extent 1000, as TVM does. MLC_OK and *out (in the
+ * analyzer's arena), or MLC_EINVAL with a detail naming the binding and why:
+ * `binding 0 (i * i): product of two iterators`, `binding 1 (i // j):
+ * floordiv by non-constant j`, `iterator i used twice (bindings 0 and 1)`,
+ * `extents do not match: ...`. MLC_ENOMEM when out of memory. */
 int tir_detect_iter_map(tir_iter_map_t *out, tir_analyzer_t *an, tir_expr_t **bindings, int n,
                         tir_var_t **vars, const tir_range_t *doms, int nvars,
                         tir_expr_t *predicate, tir_iter_check_t check);
-/* Expression of an iter sum in terms of the loop variables. */
+/* Expression of an iter sum in terms of the loop variables (not simplified;
+ * `x * 1`, `x + 0` and splits covering a whole mark are written plainly). */
 tir_expr_t *tir_iter_sum_to_expr(mlc_arena_t *a, const tir_iter_sum_t *sum);
 
 /* ------------------------------------------------------------------------ */
