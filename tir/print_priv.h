@@ -1,0 +1,92 @@
+/*
+ * print_priv.h - what the parts of the TVMScript printer share: the printer
+ * state and the entry points of each part.
+ *
+ *   printer.c      functions and modules (signature, preamble, root block) and
+ *                  the public tir_print_* entry points
+ *   print_stmt.c   statements, loops (T.grid folding), blocks, regions and
+ *                  buffer declarations
+ *   print_expr.c   expressions with Python precedence, immediates, strings
+ *   print_names.c  one unique Python identifier per variable and buffer
+ *
+ * The format is docs/tir.md "Canonical TVMScript"; the parser reads it back.
+ */
+#ifndef MLC_TIR_PRINT_PRIV_H
+#define MLC_TIR_PRINT_PRIV_H
+
+#include "tir/ptrmap.h"
+#include "tir/tir.h"
+
+/* A set of strings (the names taken in the function being printed). */
+typedef struct {
+  size_t cap, len; /* cap is a power of two or 0 */
+  const char **slots;
+} tir_print_strset_t;
+
+typedef struct {
+  mlc_strbuf_t *sb;         /* output */
+  mlc_arena_t *arena;       /* names and tables; freed by tir_printer_fini */
+  int indent;               /* spaces before each statement line */
+  tir_ptrmap_t names;       /* var or buffer -> its printed name (char *) */
+  tir_ptrmap_t data_owner;  /* a buffer's data var -> the buffer (prints `A.data`) */
+  tir_print_strset_t taken; /* names in use, Python keywords and reserved names */
+  /* Enclosing loops, innermost last: the T.axis.remap test looks them up. */
+  const tir_stmt_t **loops;
+  int nloops, cap_loops;
+  /* Dry run of a function: variables used with no definition before them, in
+   * order of first use (they get `x = T.int32()` lines in the preamble). */
+  bool collect_free;
+  tir_var_t **free_vars;
+  int nfree, cap_free;
+  bool oom;                 /* an allocation failed: the output is not to be used */
+} tir_printer_t;
+
+/* A predicate that is constant true (or absent): no T.where. */
+static inline bool tir_printer_is_true(const tir_expr_t *e) {
+  return !e || (e->kind == TIR_INT_IMM && e->u.int_value != 0);
+}
+
+/* print_names.c */
+bool tir_printer_init(tir_printer_t *p, mlc_strbuf_t *sb);
+void tir_printer_fini(tir_printer_t *p);
+/* The name `node` (a var or a buffer) prints as; NULL when it has none yet. */
+const char *tir_printer_name_of(const tir_printer_t *p, const void *node);
+/* Gives `node` a unique identifier made from `hint` (kept if it has one). */
+const char *tir_printer_define(tir_printer_t *p, const void *node, const char *hint);
+/* A buffer definition: names it and remembers its data var. */
+const char *tir_printer_define_buffer(tir_printer_t *p, const tir_buffer_t *b);
+/* `hint` made a valid identifier on its own (function names). */
+const char *tir_printer_identifier(tir_printer_t *p, const char *hint);
+void tir_printer_put_var(tir_printer_t *p, const tir_var_t *v);
+void tir_printer_put_buffer(tir_printer_t *p, const tir_buffer_t *b);
+/* Loop stack for the remap test. */
+void tir_printer_push_loop(tir_printer_t *p, const tir_stmt_t *loop);
+void tir_printer_pop_loop(tir_printer_t *p);
+
+/* print_expr.c */
+void tir_printer_expr(tir_printer_t *p, const tir_expr_t *e);
+/* `min + extent` as a range stop: folded when both are integer constants. */
+void tir_printer_stop(tir_printer_t *p, const tir_expr_t *min, const tir_expr_t *extent);
+void tir_printer_string(mlc_strbuf_t *sb, const char *s);
+/* "T.float32" (annotations, `T.int32()` declarations). */
+void tir_printer_dtype_annot(mlc_strbuf_t *sb, tir_dtype_t t);
+/* `"float32"` with quotes. */
+void tir_printer_dtype_str(mlc_strbuf_t *sb, tir_dtype_t t);
+/* `{"key": value, ...}` in stored order. */
+void tir_printer_annots(tir_printer_t *p, const tir_annot_t *annots, int n);
+/* Shortest text that reads back (through the builders' rounding to t) to v,
+ * Python-style: "0.1", "100", "1e-05", "3.4028234663852886e+38", "inf". */
+void tir_print_float_text(char *buf, size_t len, double v, tir_dtype_t t);
+
+/* print_stmt.c */
+void tir_printer_stmt(tir_printer_t *p, const tir_stmt_t *s);
+/* A statement list as a body: `T.evaluate(0)` when there is nothing. */
+void tir_printer_body(tir_printer_t *p, const tir_stmt_t *s);
+void tir_printer_line(tir_printer_t *p); /* starts a line: the indentation */
+/* `(shape), "dtype", strides=..., ...` for T.Buffer / T.alloc_buffer /
+ * T.match_buffer / T.decl_buffer; float32 omitted unless always_dtype. */
+void tir_printer_buffer_args(tir_printer_t *p, const tir_buffer_t *b, bool always_dtype);
+/* `X = T.alloc_buffer(...)` lines of a block (root included). */
+void tir_printer_alloc_buffers(tir_printer_t *p, const tir_block_t *b);
+
+#endif /* MLC_TIR_PRINT_PRIV_H */
