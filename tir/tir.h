@@ -706,7 +706,7 @@ struct tir_iter_mark {
 typedef struct {
   int n;
   tir_iter_sum_t *sums;      /* one per binding */
-  bool bijective;            /* every iterator of extent > 1 fully covered exactly once */
+  bool bijective;            /* the map also passes TIR_ITER_BIJECTIVE */
 } tir_iter_map_t;
 /* Check levels, strongest last:
  * - INJECTIVE: the splits of each iterator never overlap (no value read twice);
@@ -720,11 +720,14 @@ typedef enum { TIR_ITER_INJECTIVE, TIR_ITER_SURJECTIVE, TIR_ITER_BIJECTIVE } tir
  * which may not mention the vars), under `predicate` (NULL or true for none):
  * a conjunction of comparisons; `i < 5` narrows i's domain, and a bound on a
  * sum such as `i0 * 32 + i1 < 1000` (a split by a non-dividing factor) makes
- * that fused iterator's extent 1000, as TVM does. MLC_OK and *out (in the
- * analyzer's arena), or MLC_EINVAL with a detail naming the binding and why:
- * `binding 0 (i * i): product of two iterators`, `binding 1 (i // j):
- * floordiv by non-constant j`, `iterator i used twice (bindings 0 and 1)`,
- * `extents do not match: ...`. MLC_ENOMEM when out of memory. */
+ * that fused iterator's extent 1000, as TVM does (the bindings must then use
+ * i0 and i1 through that sum). MLC_OK and *out (in the analyzer's arena), or
+ * MLC_EINVAL with a detail naming the binding and why: `binding 0 (i * i):
+ * product of two iterators`, `binding 1 (i // n): floordiv by non-constant
+ * n`, `iterator i used twice (bindings 0 and 1)`, `extents do not match:
+ * ...`. Splits that would need TVM's iterator padding (an offset or extent
+ * not divisible by the divisor, without a predicate) are rejected. Marks
+ * that merely wrap one split of another mark are unwrapped in the result. */
 int tir_detect_iter_map(tir_iter_map_t *out, tir_analyzer_t *an, tir_expr_t **bindings, int n,
                         tir_var_t **vars, const tir_range_t *doms, int nvars,
                         tir_expr_t *predicate, tir_iter_check_t check);
