@@ -12,4 +12,4 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp tests/tir/corpus/*.py "$work"/ 2>/dev/null || true
 "$dir/fuzz/fuzz_tir_parse" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=8192 -print_final_stats=1 "$work" 2>&1 | tail -n 15
+  -max_len=8192 -print_final_stats=1 -dict=fuzz/tir_parse.dict "$work" 2>&1 | tail -n 15

@@ -124,6 +124,7 @@ static tir_region_t *clone_regions(cloner_t *c, const tir_region_t *rs, int n) {
 static tir_block_t *clone_block(cloner_t *c, const tir_block_t *b) {
   tir_block_t *out = tir_block_new(c->a, b->name);
   if (!out) return NULL;
+  out->uid = b->uid;
   out->niter_vars = b->niter_vars;
   if (b->niter_vars > 0) {
     out->iter_vars = mlc_arena_alloc(c->a, sizeof(*out->iter_vars) * (size_t)b->niter_vars);
