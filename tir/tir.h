@@ -530,8 +530,9 @@ void tir_var_map_set(mlc_arena_t *a, tir_var_map_t *map, tir_var_t *from, tir_ex
 tir_expr_t *tir_var_map_get(const tir_var_map_t *map, const tir_var_t *v);
 tir_expr_t *tir_substitute_expr(mlc_arena_t *a, tir_expr_t *e, const tir_var_map_t *map);
 tir_stmt_t *tir_substitute_stmt(mlc_arena_t *a, tir_stmt_t *s, const tir_var_map_t *map);
-/* True when e mentions v. */
+/* True when e mentions v / any of vars[0..n). */
 bool tir_expr_uses_var(tir_expr_t *e, const tir_var_t *v);
+bool tir_expr_uses_any_var(tir_expr_t *e, tir_var_t *const *vars, int n);
 
 /* ------------------------------------------------------------------------ */
 /* TVMScript                                                                 */

@@ -374,18 +374,25 @@ tir_stmt_t *tir_substitute_stmt(mlc_arena_t *a, tir_stmt_t *s, const tir_var_map
 
 typedef struct {
   tir_visitor_t base;
-  const tir_var_t *var;
+  tir_var_t *const *vars;
+  int n;
   bool found;
 } uses_var_t;
 
 static bool uses_var_expr(tir_visitor_t *v, tir_expr_t *e) {
   uses_var_t *u = (uses_var_t *)v;
-  if (e == u->var) u->found = true;
+  if (e->kind == TIR_VAR)
+    for (int i = 0; i < u->n && !u->found; i++) u->found = e == u->vars[i];
   return !u->found;
 }
 
-bool tir_expr_uses_var(tir_expr_t *e, const tir_var_t *v) {
-  uses_var_t u = {{.expr = uses_var_expr}, v, false};
+bool tir_expr_uses_any_var(tir_expr_t *e, tir_var_t *const *vars, int n) {
+  uses_var_t u = {{.expr = uses_var_expr}, vars, n, false};
   tir_visit_expr(&u.base, e);
   return u.found;
+}
+
+bool tir_expr_uses_var(tir_expr_t *e, const tir_var_t *v) {
+  tir_var_t *one = (tir_var_t *)v;
+  return tir_expr_uses_any_var(e, &one, 1);
 }

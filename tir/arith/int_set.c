@@ -31,22 +31,8 @@ static int relaxed_index(const relax_ctx_t *c, const tir_expr_t *v) {
   return -1;
 }
 
-typedef struct {
-  tir_visitor_t base;
-  const relax_ctx_t *ctx;
-  bool found;
-} uses_visitor_t;
-
-static bool uses_hook(tir_visitor_t *v, tir_expr_t *e) {
-  uses_visitor_t *u = (uses_visitor_t *)v;
-  if (e->kind == TIR_VAR && relaxed_index(u->ctx, e) >= 0) u->found = true;
-  return !u->found;
-}
-
 static bool uses_relaxed(const relax_ctx_t *c, tir_expr_t *e) {
-  uses_visitor_t u = {{.expr = uses_hook}, c, false};
-  tir_visit_expr(&u.base, e);
-  return u.found;
+  return tir_expr_uses_any_var(e, c->vars, c->n);
 }
 
 static ivl_t point(tir_expr_t *e) { return (ivl_t){e, e}; }

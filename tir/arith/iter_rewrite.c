@@ -24,22 +24,8 @@ int im_var_index(const im_ctx_t *c, const tir_expr_t *v) {
   return -1;
 }
 
-typedef struct {
-  tir_visitor_t base;
-  const im_ctx_t *ctx;
-  bool found;
-} uses_t;
-
-static bool uses_hook(tir_visitor_t *v, tir_expr_t *e) {
-  uses_t *u = (uses_t *)v;
-  if (e->kind == TIR_VAR && im_var_index(u->ctx, e) >= 0) u->found = true;
-  return !u->found;
-}
-
 bool im_uses_iter(const im_ctx_t *c, tir_expr_t *e) {
-  uses_t u = {{.expr = uses_hook}, c, false};
-  tir_visit_expr(&u.base, e);
-  return u.found;
+  return tir_expr_uses_any_var(e, c->vars, c->nvars);
 }
 
 static tir_iter_sum_t to_sum(im_ctx_t *c, im_val_t v) {
