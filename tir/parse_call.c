@@ -268,6 +268,12 @@ static pexpr_t call_dtype(parser_t *p, const tok_t *t, const char *path, tir_dty
   if (at->kind == TK_STRING && tir_dtype_is_float(dt)) {
     advance(p);
     v = pexpr_of(p, at, tir_float(p->arena, dt, special_float(p, at)), 1);
+  } else if (at->kind == TK_INT && at->ival > (uint64_t)INT64_MAX && tir_dtype_is_uint(dt) &&
+             dt.bits == 64 && dt.lanes == 1) {
+    /* T.uint64(18446744073709551615): beyond int64, so not an untyped
+     * literal; kept as its bit pattern as every uint64 immediate is. */
+    advance(p);
+    v = pexpr_of(p, at, tir_int(p->arena, dt, (int64_t)at->ival), 1);
   } else {
     v = parse_pexpr(p);
   }

@@ -145,8 +145,10 @@ tir_expr_t *range_extent(parser_t *p, const tok_t *t, const char *op, pexpr_t *s
   }
   /* `stop` printed as `start + extent`: take the extent back exactly. */
   if (b->kind == TIR_ADD && tir_expr_equal(b->u.bin.a, a)) return b->u.bin.b;
-  /* range(n), A[:n]: stop - 0 is folded to stop, as TVM's operator- does. */
+  /* range(n), A[:n], A[0:n]: stop - 0 is folded to stop, as TVM's operator-
+   * does; A[a:a] (an extent 0 printed as `a + 0` folded) is empty. */
   if (tir_is_const_int(a, 0)) return b;
+  if (tir_expr_equal(a, b)) return tir_int(p->arena, a->dtype, 0);
   return tir_binary(p->arena, TIR_SUB, b, a);
 }
 
@@ -298,6 +300,16 @@ static pexpr_t parse_factor(parser_t *p) {
 /* Atoms                                                                     */
 /* ------------------------------------------------------------------------ */
 
+tir_var_t *parse_buffer_data(parser_t *p, const tok_t *name, tir_buffer_t *b) {
+  expect_op(p, ".");
+  const tok_t *attr = expect_name(p, "a buffer attribute");
+  if (!tok_is_name(attr, "data"))
+    parse_fail(p, attr, "buffer '%s' has no attribute '%s' (only '.data' is supported)",
+               tok_desc(p, name), tok_desc(p, attr));
+  if (!b->data) parse_fail(p, attr, "buffer '%s' has no data variable", tok_desc(p, name));
+  return b->data;
+}
+
 static pexpr_t parse_name_atom(parser_t *p) {
   const tok_t *t = advance(p);
   if (tok_is_op(peek(p), "(")) {
@@ -308,6 +320,7 @@ static pexpr_t parse_name_atom(parser_t *p) {
   sym_t *s = scope_lookup(p, t->text, t->len);
   if (!s) parse_fail(p, t, "unknown name '%s'", tok_desc(p, t));
   if (s->kind == SYM_BUFFER) {
+    if (tok_is_op(peek(p), ".")) return pexpr_of(p, t, parse_buffer_data(p, t, s->buffer), 1);
     if (!tok_is_op(peek(p), "[")) parse_fail(p, t, "buffer '%s' used as a value", tok_desc(p, t));
     return parse_load(p, t, s->buffer);
   }

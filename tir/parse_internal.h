@@ -245,6 +245,8 @@ pexpr_t make_binary(parser_t *p, const tok_t *t, const char *op, tir_expr_kind_t
  * folded for constants, exactly e when stop is `start + e`, else stop - start. */
 tir_expr_t *range_extent(parser_t *p, const tok_t *t, const char *op, pexpr_t *start,
                          pexpr_t *stop);
+/* `NAME "." "data"` for buffer b (the NAME already taken): its data var. */
+tir_var_t *parse_buffer_data(parser_t *p, const tok_t *name, tir_buffer_t *b);
 /* `NAME "[" ... "]"` for buffer b (the NAME already taken) as a load. */
 pexpr_t parse_load(parser_t *p, const tok_t *name, tir_buffer_t *b);
 /* `"[" index ("," index)* "]"` for buffer b: slices become Ramp indices.

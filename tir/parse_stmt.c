@@ -278,7 +278,8 @@ static tir_stmt_t *parse_if(parser_t *p) {
   return tir_if(p->arena, cond, then_case, else_case);
 }
 
-/* attr = "T.attr" "(" (NAME | None | INT | STRING) "," STRING "," expr ")" suite */
+/* attr = "T.attr" "(" (NAME | NAME ".data" | None | INT | STRING) "," STRING ","
+ *        expr ")" suite */
 static tir_stmt_t *parse_attr(parser_t *p, const tok_t *with_tok) {
   const tok_t *first;
   parse_t_path(p, &first);
@@ -288,8 +289,12 @@ static tir_stmt_t *parse_attr(parser_t *p, const tok_t *with_tok) {
   if (n->kind == TK_NAME && !tok_is_keyword(n)) {
     sym_t *s = scope_lookup(p, n->text, n->len);
     if (!s) parse_fail(p, n, "unknown name '%s'", tok_desc(p, n));
-    if (s->kind != SYM_VAR) parse_fail(p, n, "'T.attr' takes a variable, not buffer '%s'", tok_desc(p, n));
-    node = s->var;
+    if (s->kind == SYM_BUFFER && tok_is_op(peek(p), "."))
+      node = parse_buffer_data(p, n, s->buffer);
+    else if (s->kind != SYM_VAR)
+      parse_fail(p, n, "'T.attr' takes a variable, not buffer '%s'", tok_desc(p, n));
+    else
+      node = s->var;
   } else if (!tok_is_name(n, "None") && n->kind != TK_INT && n->kind != TK_STRING) {
     parse_fail(p, n, "expected the attribute's node but found '%s'", tok_desc(p, n));
   }

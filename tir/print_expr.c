@@ -291,10 +291,17 @@ void tir_printer_expr(tir_printer_t *p, const tir_expr_t *e) { put_expr(p, e); }
 
 /* Two constants fold; anything else prints as the sum, which the parser
  * takes apart again (`i:i + 4` has extent 4, whatever the min). */
+/* TVM prints the stop as the expression `min + extent`, which its operator+
+ * folds when both are constants or either is 0: `0:n`, `a:a`, `a:a + e`. The
+ * parser takes each form back to the same extent. */
 void tir_printer_stop(tir_printer_t *p, const tir_expr_t *min, const tir_expr_t *extent) {
   int64_t lo, n;
   if (tir_as_int(min, &lo) && tir_as_int(extent, &n))
     put_int(p->sb, extent->dtype, (int64_t)((uint64_t)lo + (uint64_t)n));
+  else if (tir_is_const_int(min, 0))
+    put_expr(p, extent);
+  else if (tir_is_const_int(extent, 0))
+    put_expr(p, min);
   else
     put_infix(p, "+", PREC_ADD, min, extent);
 }

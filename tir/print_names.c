@@ -1,15 +1,21 @@
 /*
  * print_names.c - names for the TVMScript printer: every variable and buffer
- * of a function prints as an identifier of its own.
+ * prints as an identifier that no other live name uses.
  *
  * IR names are hints (variables are compared by identity), so two different
  * variables may both be called "i", a name may be a Python keyword ("in") or
  * no identifier at all ("A.shared"). A name is fixed the first time a node is
  * printed: characters other than letters, digits and '_' become '_', a leading
  * digit gets a "v_" prefix, and a name already taken (or reserved) gets the
- * first free suffix `_1`, `_2`, ... Names are unique within the whole function,
- * not per scope, so the printed text is deterministic and re-printing it gives
- * the same names (a name that was free stays free).
+ * first free suffix `_1`, `_2`, ...
+ *
+ * Names are scoped as TVM's printer scopes them: a loop, block iter or let
+ * variable's name is released when its scope closes, so sibling loops both
+ * print `i` while a nested one prints `i_1`. Parameters, buffers and symbolic
+ * variables declared at function level keep their names for the whole
+ * function. The parser's scopes are lexical too, so the text reads back to
+ * the same variables, and re-printing it gives the same names (a name that
+ * was free stays free).
  */
 #include "tir/print_priv.h"
 
@@ -36,37 +42,49 @@ static size_t str_hash(const char *s) {
   return (size_t)h;
 }
 
-static bool strset_has(const tir_print_strset_t *set, const char *s) {
-  if (!set->cap) return false;
+static tir_print_strslot_t *strset_find(const tir_print_strset_t *set, const char *s) {
+  if (!set->cap) return NULL;
   for (size_t i = str_hash(s) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
-    if (!set->slots[i]) return false;
-    if (strcmp(set->slots[i], s) == 0) return true;
+    if (!set->slots[i].name) return NULL;
+    if (strcmp(set->slots[i].name, s) == 0) return &set->slots[i];
   }
+}
+
+static bool strset_has(const tir_print_strset_t *set, const char *s) {
+  const tir_print_strslot_t *slot = strset_find(set, s);
+  return slot && slot->live;
 }
 
 /* `s` must outlive the set (arena strings and literals). */
 static bool strset_add(mlc_arena_t *arena, tir_print_strset_t *set, const char *s) {
+  tir_print_strslot_t *found = strset_find(set, s);
+  if (found) {
+    found->live = true;
+    return true;
+  }
   if ((set->len + 1) * 2 > set->cap) {
     size_t cap = set->cap ? set->cap * 2 : 128;
-    const char **slots = mlc_arena_alloc(arena, cap * sizeof(*slots));
+    tir_print_strslot_t *slots = mlc_arena_alloc(arena, cap * sizeof(*slots));
     if (!slots) return false;
     for (size_t i = 0; i < set->cap; i++) {
-      if (!set->slots[i]) continue;
-      size_t j = str_hash(set->slots[i]) & (cap - 1);
-      while (slots[j]) j = (j + 1) & (cap - 1);
+      if (!set->slots[i].name) continue;
+      size_t j = str_hash(set->slots[i].name) & (cap - 1);
+      while (slots[j].name) j = (j + 1) & (cap - 1);
       slots[j] = set->slots[i];
     }
     set->slots = slots;
     set->cap = cap;
   }
   size_t i = str_hash(s) & (set->cap - 1);
-  while (set->slots[i]) {
-    if (strcmp(set->slots[i], s) == 0) return true;
-    i = (i + 1) & (set->cap - 1);
-  }
-  set->slots[i] = s;
+  while (set->slots[i].name) i = (i + 1) & (set->cap - 1);
+  set->slots[i] = (tir_print_strslot_t){.name = s, .live = true};
   set->len++;
   return true;
+}
+
+static void strset_release(tir_print_strset_t *set, const char *s) {
+  tir_print_strslot_t *slot = strset_find(set, s);
+  if (slot) slot->live = false;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -89,6 +107,8 @@ void tir_printer_fini(tir_printer_t *p) {
   mlc_arena_free(p->arena);
   mlc_free(p->loops);
   mlc_free(p->free_vars);
+  mlc_free(p->scoped);
+  p->scoped = NULL;
   p->arena = NULL;
   p->loops = NULL;
   p->free_vars = NULL;
@@ -135,6 +155,37 @@ const char *tir_printer_define(tir_printer_t *p, const void *node, const char *h
     return "_";
   }
   return name;
+}
+
+const char *tir_printer_define_local(tir_printer_t *p, const tir_var_t *v) {
+  if (tir_printer_name_of(p, v)) return tir_printer_name_of(p, v);
+  if (p->nscoped == p->cap_scoped) {
+    int cap = p->cap_scoped ? p->cap_scoped * 2 : 32;
+    const void **grown = mlc_realloc(p->scoped, (size_t)cap * sizeof(*grown));
+    if (!grown) {
+      p->oom = true;
+      return "_";
+    }
+    p->scoped = grown;
+    p->cap_scoped = cap;
+  }
+  p->scoped[p->nscoped++] = v;
+  return tir_printer_define(p, v, v->u.var.name);
+}
+
+int tir_printer_scope_open(const tir_printer_t *p) { return p->nscoped; }
+
+/* The variables go back to having no name: a later use outside the scope
+ * (malformed IR) would print as a free variable, and a later definition of
+ * the same variable (a node reused in two sibling loops) names it again. */
+void tir_printer_scope_close(tir_printer_t *p, int mark) {
+  while (p->nscoped > mark) {
+    const void *node = p->scoped[--p->nscoped];
+    const char *name = tir_printer_name_of(p, node);
+    if (!name) continue;
+    strset_release(&p->taken, name);
+    if (!tir_ptrmap_put(&p->names, node, NULL)) p->oom = true;
+  }
 }
 
 const char *tir_printer_define_buffer(tir_printer_t *p, const tir_buffer_t *b) {

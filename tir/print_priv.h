@@ -7,7 +7,7 @@
  *   print_stmt.c   statements, loops (T.grid folding), blocks, regions and
  *                  buffer declarations
  *   print_expr.c   expressions with Python precedence, immediates, strings
- *   print_names.c  one unique Python identifier per variable and buffer
+ *   print_names.c  Python identifiers for variables and buffers, with scopes
  *
  * The format is docs/tir.md "Canonical TVMScript"; the parser reads it back.
  */
@@ -17,10 +17,17 @@
 #include "tir/ptrmap.h"
 #include "tir/tir.h"
 
-/* A set of strings (the names taken in the function being printed). */
+/* A set of strings (the names taken in the function being printed). A name
+ * released at the end of its scope keeps its slot, marked not live, so the
+ * open addressing needs no tombstones. */
 typedef struct {
-  size_t cap, len; /* cap is a power of two or 0 */
-  const char **slots;
+  const char *name;
+  bool live;
+} tir_print_strslot_t;
+
+typedef struct {
+  size_t cap, len; /* cap is a power of two or 0; len counts used slots */
+  tir_print_strslot_t *slots;
 } tir_print_strset_t;
 
 typedef struct {
@@ -30,6 +37,10 @@ typedef struct {
   tir_ptrmap_t names;       /* var or buffer -> its printed name (char *) */
   tir_ptrmap_t data_owner;  /* a buffer's data var -> the buffer (prints `A.data`) */
   tir_print_strset_t taken; /* names in use, Python keywords and reserved names */
+  /* Variables named in the scopes now open, innermost last: closing a scope
+   * releases their names (tir_printer_scope_close). */
+  const void **scoped;
+  int nscoped, cap_scoped;
   /* Enclosing loops, innermost last: the T.axis.remap test looks them up. */
   const tir_stmt_t **loops;
   int nloops, cap_loops;
@@ -51,8 +62,16 @@ bool tir_printer_init(tir_printer_t *p, mlc_strbuf_t *sb);
 void tir_printer_fini(tir_printer_t *p);
 /* The name `node` (a var or a buffer) prints as; NULL when it has none yet. */
 const char *tir_printer_name_of(const tir_printer_t *p, const void *node);
-/* Gives `node` a unique identifier made from `hint` (kept if it has one). */
+/* Gives `node` an identifier made from `hint` that no live name uses (kept
+ * if it has one). The name stays taken for the whole function: parameters,
+ * buffers, symbolic variables declared at function level. */
 const char *tir_printer_define(tir_printer_t *p, const void *node, const char *hint);
+/* The same for a variable of the innermost open scope (loop, block iter and
+ * let variables): its name is released when that scope closes. */
+const char *tir_printer_define_local(tir_printer_t *p, const tir_var_t *v);
+/* A scope is a mark into the stack of scoped variables. */
+int tir_printer_scope_open(const tir_printer_t *p);
+void tir_printer_scope_close(tir_printer_t *p, int mark);
 /* A buffer definition: names it and remembers its data var. */
 const char *tir_printer_define_buffer(tir_printer_t *p, const tir_buffer_t *b);
 /* `hint` made a valid identifier on its own (function names). */
@@ -62,6 +81,12 @@ void tir_printer_put_buffer(tir_printer_t *p, const tir_buffer_t *b);
 /* Loop stack for the remap test. */
 void tir_printer_push_loop(tir_printer_t *p, const tir_stmt_t *loop);
 void tir_printer_pop_loop(tir_printer_t *p);
+
+/* printer.c */
+/* `n = T.int32()` lines for the variables of b's shape, strides and
+ * elem_offset that have no name yet, in that order of first appearance;
+ * `scoped`: names of the innermost open scope (a block's match_buffer). */
+void tir_printer_declare_buffer_vars(tir_printer_t *p, const tir_buffer_t *b, bool scoped);
 
 /* print_expr.c */
 void tir_printer_expr(tir_printer_t *p, const tir_expr_t *e);

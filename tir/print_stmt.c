@@ -100,9 +100,13 @@ void tir_printer_alloc_buffers(tir_printer_t *p, const tir_block_t *b) {
   }
 }
 
+/* The symbolic variables a match buffer introduces (strides, elem_offset of
+ * a tensorized region) are declared just before it, inside the block, as
+ * TVM prints them; they belong to the block's scope. */
 static void put_match_buffers(tir_printer_t *p, const tir_block_t *b) {
   for (int i = 0; i < b->nmatch_buffers; i++) {
     const tir_match_buffer_t *m = &b->match_buffers[i];
+    tir_printer_declare_buffer_vars(p, m->buffer, true);
     tir_printer_line(p);
     mlc_sb_printf(p->sb, "%s = T.match_buffer(", tir_printer_define_buffer(p, m->buffer));
     put_region(p, &m->source);
@@ -157,7 +161,7 @@ static void put_iter_vars(tir_printer_t *p, const tir_block_t *b, const tir_stmt
     tir_printer_line(p);
     for (int i = 0; i < n; i++)
       mlc_sb_printf(p->sb, "%s%s", i ? ", " : "",
-                    tir_printer_define(p, b->iter_vars[i].var, b->iter_vars[i].var->u.var.name));
+                    tir_printer_define_local(p, b->iter_vars[i].var));
     mlc_sb_append(p->sb, " = T.axis.remap(\"");
     for (int i = 0; i < n; i++) mlc_sb_putc(p->sb, tir_iter_type_letter(b->iter_vars[i].type));
     mlc_sb_append(p->sb, "\", [");
@@ -168,7 +172,7 @@ static void put_iter_vars(tir_printer_t *p, const tir_block_t *b, const tir_stmt
   for (int i = 0; i < n; i++) {
     const tir_iter_var_t *iv = &b->iter_vars[i];
     tir_printer_line(p);
-    mlc_sb_printf(p->sb, "%s = T.axis.%s(", tir_printer_define(p, iv->var, iv->var->u.var.name),
+    mlc_sb_printf(p->sb, "%s = T.axis.%s(", tir_printer_define_local(p, iv->var),
                   tir_iter_type_name(iv->type));
     put_domain(p, &iv->dom);
     mlc_sb_append(p->sb, ", ");
@@ -178,8 +182,10 @@ static void put_iter_vars(tir_printer_t *p, const tir_block_t *b, const tir_stmt
   }
 }
 
-/* Everything inside `with T.block(...):`, in the spec's order. */
+/* Everything inside `with T.block(...):`, in the spec's order. The iter vars'
+ * names are the block's: released at its end. */
 static void put_block_contents(tir_printer_t *p, const tir_block_t *b, const tir_stmt_t *realize) {
+  int scope = tir_printer_scope_open(p);
   put_iter_vars(p, b, realize);
   if (realize && !tir_printer_is_true(realize->u.realize.predicate)) {
     tir_printer_line(p);
@@ -203,6 +209,7 @@ static void put_block_contents(tir_printer_t *p, const tir_block_t *b, const tir
     indented_body(p, b->init);
   }
   tir_printer_body(p, b->body);
+  tir_printer_scope_close(p, scope);
 }
 
 static void put_block_realize(tir_printer_t *p, const tir_stmt_t *s) {
@@ -240,11 +247,12 @@ static int grid_chain(const tir_stmt_t *s, const tir_stmt_t **chain) {
 }
 
 static void put_grid(tir_printer_t *p, const tir_stmt_t *const *chain, int n) {
+  int scope = tir_printer_scope_open(p);
   tir_printer_line(p);
   mlc_sb_append(p->sb, "for ");
   for (int i = 0; i < n; i++) {
     const tir_var_t *v = chain[i]->u.loop.var;
-    mlc_sb_printf(p->sb, "%s%s", i ? ", " : "", tir_printer_define(p, v, v->u.var.name));
+    mlc_sb_printf(p->sb, "%s%s", i ? ", " : "", tir_printer_define_local(p, v));
   }
   mlc_sb_append(p->sb, " in T.grid(");
   for (int i = 0; i < n; i++) {
@@ -255,6 +263,7 @@ static void put_grid(tir_printer_t *p, const tir_stmt_t *const *chain, int n) {
   for (int i = 0; i < n; i++) tir_printer_push_loop(p, chain[i]);
   indented_body(p, chain[n - 1]->u.loop.body);
   for (int i = 0; i < n; i++) tir_printer_pop_loop(p);
+  tir_printer_scope_close(p, scope);
 }
 
 /* `range(n)`, `range(2, 10)`, `T.parallel(n)`, `T.serial(n, annotations={...})`,
@@ -289,13 +298,14 @@ static void put_for(tir_printer_t *p, const tir_stmt_t *s) {
     return;
   }
   tir_printer_line(p);
-  const tir_var_t *v = s->u.loop.var;
-  mlc_sb_printf(p->sb, "for %s in ", tir_printer_define(p, v, v->u.var.name));
+  int scope = tir_printer_scope_open(p);
+  mlc_sb_printf(p->sb, "for %s in ", tir_printer_define_local(p, s->u.loop.var));
   put_loop_iter(p, s);
   mlc_sb_append(p->sb, ":\n");
   tir_printer_push_loop(p, s);
   indented_body(p, s->u.loop.body);
   tir_printer_pop_loop(p);
+  tir_printer_scope_close(p, scope);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -313,22 +323,27 @@ static void put_store(tir_printer_t *p, const tir_stmt_t *s) {
   mlc_sb_putc(p->sb, '\n');
 }
 
+/* The variable's scope is the body, which prints after it at the same
+ * indentation (the rest of the enclosing list). */
 static void put_let(tir_printer_t *p, const tir_stmt_t *s) {
   const tir_var_t *v = s->u.let.var;
   tir_printer_line(p);
-  mlc_sb_printf(p->sb, "%s: ", tir_printer_define(p, v, v->u.var.name));
+  int scope = tir_printer_scope_open(p);
+  mlc_sb_printf(p->sb, "%s: ", tir_printer_define_local(p, v));
   tir_printer_dtype_annot(p->sb, v->dtype);
   mlc_sb_append(p->sb, " = ");
   tir_printer_expr(p, s->u.let.value);
   mlc_sb_putc(p->sb, '\n');
   tir_printer_body(p, s->u.let.body);
+  tir_printer_scope_close(p, scope);
 }
 
 static void put_attr(tir_printer_t *p, const tir_stmt_t *s) {
   tir_printer_line(p);
   mlc_sb_append(p->sb, "with T.attr(");
+  /* No node is what TVM holds as the constant 0 (`T.attr(0, "async_scope", 1)`). */
   if (s->u.attr.node) tir_printer_put_var(p, s->u.attr.node);
-  else mlc_sb_append(p->sb, "None");
+  else mlc_sb_putc(p->sb, '0');
   mlc_sb_append(p->sb, ", ");
   tir_printer_string(p->sb, s->u.attr.key ? s->u.attr.key : "");
   mlc_sb_append(p->sb, ", ");

@@ -64,24 +64,31 @@ static void put_signature(tir_printer_t *p, const tir_func_t *f, const bool *pla
   mlc_sb_append(p->sb, "):\n");
 }
 
-/* `n = T.int32()` for a variable with no name yet. */
-static void declare_var(tir_printer_t *p, const tir_var_t *v) {
+/* `n = T.int32()` for a variable with no name yet; `scoped` names it in the
+ * innermost open scope (a block's match_buffer), else for the function. */
+static void declare_var(tir_printer_t *p, const tir_var_t *v, bool scoped) {
   if (tir_printer_name_of(p, v) || tir_ptrmap_get(&p->data_owner, v)) return;
   tir_printer_line(p);
-  mlc_sb_printf(p->sb, "%s = ", tir_printer_define(p, v, v->u.var.name));
+  mlc_sb_printf(p->sb, "%s = ", scoped ? tir_printer_define_local(p, v)
+                                       : tir_printer_define(p, v, v->u.var.name));
   tir_printer_dtype_annot(p->sb, v->dtype);
   mlc_sb_append(p->sb, "()\n");
 }
 
+typedef struct {
+  tir_printer_t *p;
+  bool scoped;
+} declare_ctx_t;
+
 static bool declare_visit(tir_visitor_t *vis, tir_expr_t *e) {
-  if (e->kind == TIR_VAR) declare_var(vis->payload, e);
+  declare_ctx_t *ctx = vis->payload;
+  if (e->kind == TIR_VAR) declare_var(ctx->p, e, ctx->scoped);
   return true;
 }
 
-/* Declarations of the symbolic variables a match_buffer introduces, in order
- * of first appearance in its shape, strides and elem_offset. */
-static void declare_buffer_vars(tir_printer_t *p, const tir_buffer_t *b) {
-  tir_visitor_t vis = {.expr = declare_visit, .payload = p};
+void tir_printer_declare_buffer_vars(tir_printer_t *p, const tir_buffer_t *b, bool scoped) {
+  declare_ctx_t ctx = {p, scoped};
+  tir_visitor_t vis = {.expr = declare_visit, .payload = &ctx};
   for (int d = 0; d < b->ndim; d++) tir_visit_expr(&vis, b->shape[d]);
   for (int d = 0; b->strides && d < b->ndim; d++) tir_visit_expr(&vis, b->strides[d]);
   tir_visit_expr(&vis, b->elem_offset);
@@ -98,7 +105,7 @@ static void put_preamble(tir_printer_t *p, const tir_func_t *f, const bool *plai
   for (int i = 0; i < f->nparams; i++) {
     const tir_buffer_t *b = param_buffer(f, i);
     if (plain[i] || !b) continue;
-    declare_buffer_vars(p, b);
+    tir_printer_declare_buffer_vars(p, b, false);
     tir_printer_line(p);
     mlc_sb_printf(p->sb, "%s = T.match_buffer(", tir_printer_define_buffer(p, b));
     tir_printer_put_var(p, f->params[i]);
@@ -106,7 +113,7 @@ static void put_preamble(tir_printer_t *p, const tir_func_t *f, const bool *plai
     tir_printer_buffer_args(p, b, false);
     mlc_sb_append(p->sb, ")\n");
   }
-  for (int i = 0; i < nfree; i++) declare_var(p, free_vars[i]);
+  for (int i = 0; i < nfree; i++) declare_var(p, free_vars[i], false);
 }
 
 static bool find_block(tir_visitor_t *vis, tir_block_t *b, tir_stmt_t *realize) {

@@ -213,7 +213,7 @@ static void test_region_slices_follow_the_extent_rule(void **state) {
   tir_func_t *f = parse_func_ok("@T.prim_func\n"
                                 "def f(A: T.Buffer((16, 16), \"float32\"), n: T.int32):\n"
                                 "    with T.block(\"b\"):\n"
-                                "        T.reads(A[0:0 + n, 2:10], A[:n, 3:])\n"
+                                "        T.reads(A[0:0 + n, 2:10], A[:n, 3:], A[0:n, n:n])\n"
                                 "        T.writes(A[n:n + 4, 1])\n"
                                 "        A[0, 0] = T.float32(0)\n");
   tir_block_t *b = root_body(f)->u.realize.block;
@@ -225,6 +225,10 @@ static void test_region_slices_follow_the_extent_rule(void **state) {
   assert_ptr_equal(b->reads[1].ranges[0].extent, n); /* :n */
   assert_const(b->reads[1].ranges[1].min, tir_dt_INT32(), 3);
   assert_const(b->reads[1].ranges[1].extent, tir_dt_INT32(), 13); /* 3: up to the shape */
+  assert_const(b->reads[2].ranges[0].min, tir_dt_INT32(), 0);
+  assert_ptr_equal(b->reads[2].ranges[0].extent, n); /* 0:n, as the printer writes it */
+  assert_ptr_equal(b->reads[2].ranges[1].min, n);
+  assert_const(b->reads[2].ranges[1].extent, tir_dt_INT32(), 0); /* n:n is empty */
   assert_ptr_equal(b->writes[0].ranges[0].min, n);
   assert_const(b->writes[0].ranges[0].extent, tir_dt_INT32(), 4);
   assert_const(b->writes[0].ranges[1].min, tir_dt_INT32(), 1);
@@ -424,6 +428,71 @@ static void test_symbolic_vars_and_match_buffer(void **state) {
   tir_func_free(f);
 }
 
+static void test_block_level_symbolic_vars_belong_to_the_block(void **state) {
+  (void)state;
+  /* Tensorized code as TVM prints it: the match buffer's stride variable is
+   * declared in the block; the sibling block declares its own. */
+  tir_func_t *f = parse_func_ok("@T.prim_func\n"
+                                "def f(A: T.Buffer((16, 16), \"float32\")):\n"
+                                "    for i in range(16):\n"
+                                "        with T.block(\"a\"):\n"
+                                "            vi = T.axis.spatial(16, i)\n"
+                                "            T.reads(A[vi, 0:16])\n"
+                                "            T.writes(A[vi, 0:16])\n"
+                                "            A_s0 = T.int32()\n"
+                                "            A_1 = T.match_buffer(A[vi, 0:16], (16,), strides=(A_s0,), offset_factor=1)\n"
+                                "            A_1[0] = T.float32(A_s0)\n"
+                                "    for i in range(16):\n"
+                                "        with T.block(\"b\"):\n"
+                                "            vi = T.axis.spatial(16, i)\n"
+                                "            T.reads(A[vi, 0:16])\n"
+                                "            T.writes(A[vi, 0:16])\n"
+                                "            A_s0 = T.int32()\n"
+                                "            A_1 = T.match_buffer(A[vi, 0:16], (16,), strides=(A_s0,), offset_factor=1)\n"
+                                "            A_1[0] = T.float32(0)\n");
+  tir_block_t *a = nth(root_body(f), 0)->u.loop.body->u.realize.block;
+  tir_block_t *b = nth(root_body(f), 1)->u.loop.body->u.realize.block;
+  assert_int_equal(a->nmatch_buffers, 1);
+  tir_expr_t *stride = a->match_buffers[0].buffer->strides[0];
+  assert_int_equal(stride->kind, TIR_VAR);
+  assert_string_equal(stride->u.var.name, "A_s0");
+  assert_ptr_equal(a->body->u.store.value->u.un.a, stride);
+  assert_ptr_not_equal(b->match_buffers[0].buffer->strides[0], stride);
+  tir_func_free(f);
+
+  /* Outside its block the name is gone. */
+  tir_module_t *m = NULL;
+  tir_parse_error_t err;
+  const char *src = "@T.prim_func\n"
+                    "def f(A: T.Buffer((16, 16), \"float32\")):\n"
+                    "    with T.block(\"a\"):\n"
+                    "        A_s0 = T.int32()\n"
+                    "        A_1 = T.match_buffer(A[0, 0:16], (16,), strides=(A_s0,))\n"
+                    "        A_1[0] = T.float32(0)\n"
+                    "    A[0, 0] = T.float32(A_s0)\n";
+  assert_int_equal(tir_parse(&m, src, strlen(src), "s.py", &err), MLC_EPARSE);
+  assert_string_equal(err.message, "unknown name 'A_s0'");
+}
+
+static void test_uint64_literals_and_buffer_data(void **state) {
+  (void)state;
+  tir_func_t *f = parse_func_ok("@T.prim_func\n"
+                                "def f(A: T.Buffer((4,), \"uint64\"), B: T.Buffer((4,), \"int64\")):\n"
+                                "    A[0] = T.uint64(18446744073709551615)\n"
+                                "    A[1] = T.uint64(0x8000000000000000)\n"
+                                "    B[0] = T.int64(-9223372036854775808)\n"
+                                "    with T.attr(A.data, \"storage_alignment\", 128):\n"
+                                "        T.call_extern(\"int32\", \"f\", B.data)\n");
+  tir_buffer_t *A = f->buffer_map[0], *B = f->buffer_map[1];
+  assert_const(nth(f->body, 0)->u.store.value, tir_dt_UINT64(), -1); /* the bit pattern */
+  assert_const(nth(f->body, 1)->u.store.value, tir_dt_UINT64(), INT64_MIN);
+  assert_const(nth(f->body, 2)->u.store.value, tir_dt_INT64(), INT64_MIN);
+  tir_stmt_t *attr = nth(f->body, 3);
+  assert_ptr_equal(attr->u.attr.node, A->data);
+  assert_ptr_equal(attr->u.attr.body->u.evaluate.value->u.call.args[1], B->data);
+  tir_func_free(f);
+}
+
 static void test_legacy_spellings(void **state) {
   (void)state;
   tir_func_t *f = parse_func_ok("from tvm.script import tir as T\n"
@@ -575,6 +644,8 @@ int main(void) {
       cmocka_unit_test(test_let_assert_and_decl_buffer_take_the_rest),
       cmocka_unit_test(test_if_elif_else_and_augmented_store),
       cmocka_unit_test(test_symbolic_vars_and_match_buffer),
+      cmocka_unit_test(test_block_level_symbolic_vars_belong_to_the_block),
+      cmocka_unit_test(test_uint64_literals_and_buffer_data),
       cmocka_unit_test(test_legacy_spellings),
       cmocka_unit_test(test_scalar_params_may_follow_the_buffers_using_them),
       cmocka_unit_test(test_vector_slices_and_calls),

@@ -128,6 +128,14 @@ static const error_case_t cases[] = {
      3, 24, "'A' is not a handle parameter"},
     {HDR "    A[0] = 1.0 ** 2\n",
      3, 16, "operator '**' is not supported"},
+    {HDR "    T.evaluate(T.uint64(18446744073709551616))\n",
+     3, 25, "integer literal too large"},
+    {HDR "    T.evaluate(T.int64(9223372036854775808))\n",
+     3, 24, "integer literal too large"},
+    {HDR "    T.evaluate(T.uint64(-1))\n",
+     3, 25, "literal -1 does not fit in uint64"},
+    {HDR "    T.evaluate(A.shape)\n",
+     3, 18, "buffer 'A' has no attribute 'shape' (only '.data' is supported)"},
 };
 
 static void test_each_error_names_what_and_where(void **state) {

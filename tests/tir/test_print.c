@@ -353,19 +353,82 @@ static void test_clashing_names_get_numbered_suffixes(void **state) {
   tir_var_t *i = ivar(a, "i"), *i2 = ivar(a, "i"), *i_1 = ivar(a, "i_1"), *i3 = ivar(a, "i");
   tir_stmt_t *inner = loop(a, i_1, 2, store2(a, A, bin(a, TIR_ADD, i, i_1), i2, F32(a, 0)));
   tir_stmt_t *nest = loop(a, i, 4, tir_for(a, i2, I(a, 0), I(a, 8), TIR_FOR_PARALLEL, inner));
-  /* Names are unique in the whole function, siblings included. */
+  /* Names are scoped: a nested `i` clashes with the live outer one, a sibling
+   * loop reuses the name once the first loop has ended. */
   tir_stmt_t *sibling = loop(a, i3, 3, store2(a, A, i3, i3, F32(a, 1)));
   tir_stmt_t *both[2] = {nest, sibling};
   expect_stmt(tir_seq(a, both, 2), "for i in range(4):\n"
                                    "    for i_1 in T.parallel(8):\n"
                                    "        for i_1_1 in range(2):\n"
                                    "            A[i + i_1_1, i_1] = T.float32(0)\n"
-                                   "for i_2 in range(3):\n"
-                                   "    A[i_2, i_2] = T.float32(1)\n");
+                                   "for i in range(3):\n"
+                                   "    A[i, i] = T.float32(1)\n");
   /* Buffers and variables share one namespace; the first printed keeps the name. */
   tir_var_t *x = ivar(a, "A");
   expect_stmt(loop(a, x, 2, store2(a, A, x, x, F32(a, 0))), "for A in range(2):\n"
                                                             "    A_1[A, A] = T.float32(0)\n");
+  mlc_arena_free(a);
+}
+
+/* A block "name" over 16 x 16 with iter vars v_i, v_j remapped from loops
+ * named i, j, storing into X. */
+static tir_stmt_t *elementwise_nest(mlc_arena_t *a, const char *name, tir_buffer_t *X) {
+  tir_var_t *i = ivar(a, "i"), *j = ivar(a, "j"), *vi = ivar(a, "v_i"), *vj = ivar(a, "v_j");
+  tir_block_t *blk = tir_block_new(a, name);
+  add_iter(a, blk, vi, I(a, 0), I(a, 16), TIR_ITER_SPATIAL);
+  add_iter(a, blk, vj, I(a, 0), I(a, 16), TIR_ITER_SPATIAL);
+  tir_region_t writes[1] = {point(a, X, vi, vj)};
+  blk->nwrites = 1, blk->writes = regions(a, writes, 1);
+  blk->body = store2(a, X, vi, vj, F32(a, 1));
+  tir_expr_t *vals[2] = {i, j};
+  return loop(a, i, 16, loop(a, j, 16, tir_block_realize(a, vals, 2, NULL, blk)));
+}
+
+static void test_sibling_blocks_reuse_loop_and_iter_var_names(void **state) {
+  (void)state;
+  mlc_arena_t *a = mlc_arena_new();
+  tir_buffer_t *X = buf2(a, "X", 16, 16), *Y = buf2(a, "Y", 16, 16);
+  tir_stmt_t *both[2] = {elementwise_nest(a, "X", X), elementwise_nest(a, "Y", Y)};
+  expect_stmt(tir_seq(a, both, 2), "for i, j in T.grid(16, 16):\n"
+                                   "    with T.block(\"X\"):\n"
+                                   "        v_i, v_j = T.axis.remap(\"SS\", [i, j])\n"
+                                   "        T.reads()\n"
+                                   "        T.writes(X[v_i, v_j])\n"
+                                   "        X[v_i, v_j] = T.float32(1)\n"
+                                   "for i, j in T.grid(16, 16):\n"
+                                   "    with T.block(\"Y\"):\n"
+                                   "        v_i, v_j = T.axis.remap(\"SS\", [i, j])\n"
+                                   "        T.reads()\n"
+                                   "        T.writes(Y[v_i, v_j])\n"
+                                   "        Y[v_i, v_j] = T.float32(1)\n");
+  mlc_arena_free(a);
+}
+
+static void test_let_names_end_with_the_let_body_and_buffer_names_never_end(void **state) {
+  (void)state;
+  mlc_arena_t *a = mlc_arena_new();
+  tir_buffer_t *A = buf1(a, "A", 8), *B = buf1(a, "x", 8);
+  tir_var_t *x1 = ivar(a, "x"), *x2 = ivar(a, "x"), *i = ivar(a, "i"), *A_var = ivar(a, "A");
+  /* for i: (x = i + 1; A[x] = 0); then x = 2 (sibling let, same name); then a
+   * decl_buffer named x: the let's name has ended, so it takes `x`, and a
+   * loop variable called like a buffer is suffixed even after the buffer's
+   * statement. */
+  tir_stmt_t *let1 = tir_let_stmt(a, x1, bin(a, TIR_ADD, i, I(a, 1)), store1(a, A, x1, F32(a, 0)));
+  tir_stmt_t *in_loop = loop(a, i, 4, let1);
+  tir_stmt_t *let2 = tir_let_stmt(a, x2, I(a, 2), store1(a, A, x2, F32(a, 2)));
+  tir_stmt_t *after = loop(a, A_var, 2, store1(a, A, A_var, F32(a, 3)));
+  tir_stmt_t *decl_body[2] = {store1(a, B, I(a, 0), F32(a, 4)), after};
+  tir_stmt_t *decl = tir_allocate(a, B, tir_seq(a, decl_body, 2));
+  tir_stmt_t *all[3] = {in_loop, let2, decl};
+  expect_stmt(tir_seq(a, all, 3), "for i in range(4):\n"
+                                  "    x: T.int32 = i + 1\n"
+                                  "    A[x] = T.float32(0)\n"
+                                  "x: T.int32 = 2\n"
+                                  "A[x] = T.float32(2)\n"
+                                  "x = T.decl_buffer((8,))\n"
+                                  "x[0] = T.float32(4)\n"
+                                  "for A_1 in range(2):\n"
+                                  "    A[A_1] = T.float32(3)\n");
   mlc_arena_free(a);
 }
 
@@ -626,7 +689,7 @@ static void test_regions_print_indices_and_slices(void **state) {
   expect_stmt(tir_block_realize(a, NULL, 0, NULL, blk),
               "with T.block(\"R\"):\n"
               "    T.reads(A[k, 0:16], A[k:k + 4, 2:2 + n])\n"
-              "    T.writes(A[0:0 + n, k * 2:k * 2 + (n - k)])\n"
+              "    T.writes(A[0:n, k * 2:k * 2 + (n - k)])\n"
               "    T.evaluate(0)\n");
   mlc_arena_free(a);
 }
@@ -643,6 +706,10 @@ static void test_block_lines_follow_the_spec_order(void **state) {
   X->scope = "local";
   tir_buffer_t *sub = buffer(a, "A_sub", tir_dt_FLOAT32(), shape16, 1);
   sub->offset_factor = 1;
+  /* Its symbolic stride and offset are declared in the block, before it. */
+  sub->strides = mlc_arena_alloc(a, sizeof(tir_expr_t *));
+  sub->strides[0] = ivar(a, "A_s0");
+  sub->elem_offset = ivar(a, "A_elem_offset");
   tir_block_t *blk = tir_block_new(a, "inner");
   add_iter(a, blk, vi, I(a, 0), I(a, 16), TIR_ITER_SPATIAL);
   tir_region_t row = {A, 2, mlc_arena_alloc(a, sizeof(tir_range_t) * 2)};
@@ -688,7 +755,10 @@ static void test_block_lines_follow_the_spec_order(void **state) {
                  "                T.writes(A[vi, 0:16])\n"
                  "                T.block_attr({\"meta_schedule.auto_tensorize\": \"dot\"})\n"
                  "                X = T.alloc_buffer((16,), \"float16\", scope=\"local\")\n"
-                 "                A_sub = T.match_buffer(A[vi, 0:16], (16,), offset_factor=1)\n"
+                 "                A_s0 = T.int32()\n"
+                 "                A_elem_offset = T.int32()\n"
+                 "                A_sub = T.match_buffer(A[vi, 0:16], (16,), strides=(A_s0,), "
+                 "elem_offset=A_elem_offset, offset_factor=1)\n"
                  "                with T.init():\n"
                  "                    X[0] = T.float16(0)\n"
                  "                A_sub[0] = T.float32(1)\n");
@@ -707,7 +777,10 @@ static void test_block_lines_follow_the_spec_order(void **state) {
                  "            T.writes(A[vi, 0:16])\n"
                  "            T.block_attr({\"meta_schedule.auto_tensorize\": \"dot\"})\n"
                  "            X = T.alloc_buffer((16,), \"float16\", scope=\"local\")\n"
-                 "            A_sub = T.match_buffer(A[vi, 0:16], (16,), offset_factor=1)\n"
+                 "            A_s0 = T.int32()\n"
+                 "            A_elem_offset = T.int32()\n"
+                 "            A_sub = T.match_buffer(A[vi, 0:16], (16,), strides=(A_s0,), "
+                 "elem_offset=A_elem_offset, offset_factor=1)\n"
                  "            with T.init():\n"
                  "                X[0] = T.float16(0)\n"
                  "            A_sub[0] = T.float32(1)\n");
@@ -775,7 +848,7 @@ static void test_statements_print_their_python_forms(void **state) {
   tir_stmt_t *let = tir_let_stmt(a, x, bin(a, TIR_ADD, n, I(a, 1)), as);
   expect_stmt(let, "x: T.int32 = n + 1\n"
                    "assert x < 10, \"x too big\"\n"
-                   "with T.attr(None, \"pragma\", \"v\"):\n"
+                   "with T.attr(0, \"pragma\", \"v\"):\n"
                    "    with T.attr(x, \"pragma_key\", 1):\n"
                    "        X = T.decl_buffer((16,), \"float16\", scope=\"local\")\n"
                    "        if x < 5:\n"
@@ -915,6 +988,8 @@ int main(void) {
       cmocka_unit_test(test_perfect_serial_nests_fold_into_grid),
       cmocka_unit_test(test_grid_folding_stops_where_the_spec_says),
       cmocka_unit_test(test_clashing_names_get_numbered_suffixes),
+      cmocka_unit_test(test_sibling_blocks_reuse_loop_and_iter_var_names),
+      cmocka_unit_test(test_let_names_end_with_the_let_body_and_buffer_names_never_end),
       cmocka_unit_test(test_keywords_and_invalid_identifiers_are_mangled),
       cmocka_unit_test(test_operators_get_the_fewest_parentheses),
       cmocka_unit_test(test_division_and_calls_print_as_tvmscript_functions),

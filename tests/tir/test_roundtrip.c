@@ -270,6 +270,8 @@ static void set_attr_zoo(tir_func_t *f) {
       {"u8", tir_int(a, tir_dt_UINT8(), 255)},
       {"u32", tir_int(a, tir_dt_UINT32(), 4294967295)},
       {"u64", tir_int(a, tir_dt_UINT64(), INT64_MAX)},
+      {"u64max", tir_int(a, tir_dt_UINT64(), (int64_t)UINT64_MAX)},
+      {"i64min", tir_int(a, tir_dt_INT64(), INT64_MIN)},
       {"i16", tir_int(a, tir_dt_INT16(), -300)},
       {"f64", tir_float(a, tir_dt_FLOAT64(), 1e-05)},
       {"f16", tir_float(a, tir_dt_FLOAT16(), 0.1)},
@@ -380,15 +382,84 @@ static tir_func_t *make_symbolic(void) {
   return f;
 }
 
+static tir_range_t rng(tir_expr_t *min, tir_expr_t *extent) { return (tir_range_t){min, extent}; }
+
+static tir_region_t region2(mlc_arena_t *a, tir_buffer_t *b, tir_range_t r0, tir_range_t r1) {
+  tir_region_t r = {b, 2, mlc_arena_alloc(a, sizeof(tir_range_t) * 2)};
+  r.ranges[0] = r0, r.ranges[1] = r1;
+  return r;
+}
+
+/* `for k in range(4)` over block `name` (iter var vk), which matches the row
+ * A[vk, 0:16] as a buffer with symbolic strides and elem_offset (declared in
+ * the block, as tensorized code prints), reads the stop forms `0:n`,
+ * `vk * 4:vk * 4 + 4`, `vk:vk + n` and the empty `vk:vk`, and stores the
+ * largest uint64 into B. */
+static tir_stmt_t *make_tensorized_nest(mlc_arena_t *a, const char *name, tir_buffer_t *A,
+                                        tir_buffer_t *B, tir_var_t *n) {
+  tir_var_t *k = tir_var(a, "k", tir_dt_INT32()), *vk = tir_var(a, "vk", tir_dt_INT32());
+  tir_block_t *blk = tir_block_new(a, name);
+  blk->niter_vars = 1;
+  blk->iter_vars = mlc_arena_alloc(a, sizeof(tir_iter_var_t));
+  blk->iter_vars[0] = (tir_iter_var_t){vk, {I(a, 0), I(a, 4)}, TIR_ITER_SPATIAL};
+  tir_expr_t *sixteen = I(a, 16);
+  tir_buffer_t *row = tir_buffer_new(a, "A_1", tir_dt_FLOAT32(), &sixteen, 1, NULL);
+  row->strides = mlc_arena_alloc(a, sizeof(tir_expr_t *));
+  row->strides[0] = tir_var(a, "A_s0", tir_dt_INT32());
+  row->elem_offset = tir_var(a, "A_elem_offset", tir_dt_INT32());
+  row->offset_factor = 1;
+  blk->nmatch_buffers = 1;
+  blk->match_buffers = mlc_arena_alloc(a, sizeof(tir_match_buffer_t));
+  blk->match_buffers[0] = (tir_match_buffer_t){row, region2(a, A, rng(vk, I(a, 1)), rng(I(a, 0), I(a, 16)))};
+  tir_expr_t *vk4 = bin(a, TIR_MUL, vk, I(a, 4));
+  tir_region_t reads[2] = {region2(a, A, rng(I(a, 0), n), rng(vk4, I(a, 4))),
+                           region2(a, A, rng(vk, n), rng(vk, I(a, 0)))};
+  blk->nreads = 2, blk->reads = mlc_arena_memdup(a, reads, sizeof(reads));
+  tir_region_t write = {B, 1, mlc_arena_alloc(a, sizeof(tir_range_t))};
+  write.ranges[0] = rng(vk, I(a, 1));
+  blk->nwrites = 1, blk->writes = mlc_arena_memdup(a, &write, sizeof(write));
+  tir_expr_t *ext_args[3] = {tir_string(a, "consume"), row->data, ld(a, row, I(a, 0))};
+  tir_stmt_t *body[2] = {st(a, B, vk, tir_int(a, tir_dt_UINT64(), (int64_t)UINT64_MAX)),
+                         tir_evaluate(a, tir_call(a, tir_dt_INT32(), TIR_OP_CALL_EXTERN, ext_args, 3))};
+  blk->body = seq(a, body, 2);
+  tir_expr_t *vals[1] = {k};
+  return tir_for(a, k, I(a, 0), I(a, 4), TIR_FOR_SERIAL, tir_block_realize(a, vals, 1, NULL, blk));
+}
+
+/* Blocks the corpus lacks: two sibling tensorized blocks, each declaring its
+ * own `A_s0` (scoped names), A.data as an attribute node and call argument,
+ * `0:n` regions and uint64 immediates beyond int64. */
+static tir_func_t *make_tensorized(void) {
+  tir_func_t *f = tir_func_new("tensorized");
+  mlc_arena_t *a = f->arena;
+  tir_var_t *n = tir_var(a, "n", tir_dt_INT32());
+  tir_expr_t *shapeA[2] = {n, I(a, 16)}, *shapeB[1] = {I(a, 16)};
+  tir_buffer_t *A = tir_buffer_new(a, "A", tir_dt_FLOAT32(), shapeA, 2, NULL);
+  tir_buffer_t *B = tir_buffer_new(a, "B", tir_dt_UINT64(), shapeB, 1, NULL);
+  tir_var_t *params[3] = {n, A->data, B->data};
+  tir_buffer_t *bmap[3] = {NULL, A, B};
+  f->nparams = 3;
+  f->params = mlc_arena_memdup(a, params, sizeof(params));
+  f->buffer_map = mlc_arena_memdup(a, bmap, sizeof(bmap));
+  tir_stmt_t *nests[2] = {make_tensorized_nest(a, "R", A, B, n), make_tensorized_nest(a, "S", A, B, n)};
+  tir_block_t *root = tir_block_new(a, "root");
+  root->body = tir_attr_stmt(a, A->data, "storage_alignment", I(a, 128), seq(a, nests, 2));
+  f->body = tir_block_realize(a, NULL, 0, NULL, root);
+  return f;
+}
+
 static void test_printer_only_features_round_trip(void **state) {
   (void)state;
-  tir_func_t *zoo = make_statement_zoo(), *sym = make_symbolic();
+  tir_func_t *zoo = make_statement_zoo(), *sym = make_symbolic(), *tens = make_tensorized();
   bool zoo_ok = check_built(zoo, "statement zoo");
   bool sym_ok = check_built(sym, "symbolic params");
+  bool tens_ok = check_built(tens, "tensorized blocks");
   tir_func_free(zoo);
   tir_func_free(sym);
+  tir_func_free(tens);
   assert_true(zoo_ok);
   assert_true(sym_ok);
+  assert_true(tens_ok);
 }
 
 /* tests/tir/expected/<name>.py is print(parse(corpus/<name>.py)), byte for byte. */

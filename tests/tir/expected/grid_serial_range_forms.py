@@ -16,18 +16,18 @@ def main(A: T.Buffer((4, 8, 16, 2), "float32"), B: T.Buffer((4, 8, 16, 2), "floa
             T.reads(B[0, 0, v_i, 0])
             T.writes(C[v_i])
             C[v_i] = B[0, 0, v_i, 0]
-    for i_1 in range(16, 20):
+    for i in range(16, 20):
         with T.block("C_mid"):
-            v_i_1 = T.axis.spatial((16, 20), i_1)
-            T.reads(B[1, 1, v_i_1 - 16, 1])
-            T.writes(C[v_i_1])
-            C[v_i_1] = B[1, 1, v_i_1 - 16, 1]
-    for i_2 in T.serial(20, 24, annotations={"pragma_unroll_explicit": 0}):
+            v_i = T.axis.spatial((16, 20), i)
+            T.reads(B[1, 1, v_i - 16, 1])
+            T.writes(C[v_i])
+            C[v_i] = B[1, 1, v_i - 16, 1]
+    for i in T.serial(20, 24, annotations={"pragma_unroll_explicit": 0}):
         for j in T.unroll(2):
             with T.block("C_tail"):
-                v_i_2, v_j = T.axis.remap("SR", [i_2, j])
-                T.reads(B[2, 2, v_i_2 - 20, v_j])
-                T.writes(C[v_i_2])
+                v_i, v_j = T.axis.remap("SR", [i, j])
+                T.reads(B[2, 2, v_i - 20, v_j])
+                T.writes(C[v_i])
                 with T.init():
-                    C[v_i_2] = T.float32(0)
-                C[v_i_2] = C[v_i_2] + B[2, 2, v_i_2 - 20, v_j]
+                    C[v_i] = T.float32(0)
+                C[v_i] = C[v_i] + B[2, 2, v_i - 20, v_j]

@@ -11,11 +11,11 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: 
             T.reads(A[i, j], B[i, j])
             T.writes(D[i, j])
             D[i, j] = A[i, j] + B[i, j]
-    for i0_1, i1_1 in T.grid(64, 64):
+    for i0, i1 in T.grid(64, 64):
         with T.block("C"):
-            i_1, k = T.axis.remap("SR", [i0_1, i1_1])
-            T.reads(D[i_1, (k + i_1 // 8) % 64])
-            T.writes(C[i_1])
+            i, k = T.axis.remap("SR", [i0, i1])
+            T.reads(D[i, (k + i // 8) % 64])
+            T.writes(C[i])
             with T.init():
-                C[i_1] = T.float32(0)
-            C[i_1] = C[i_1] + D[i_1, (k + i_1 // 8) % 64]
+                C[i] = T.float32(0)
+            C[i] = C[i] + D[i, (k + i // 8) % 64]

@@ -10,5 +10,5 @@ def main(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32"), C: T.
             for k in range(32):
                 cse_var_1: T.int32 = i * 32 + k
                 C_local[j] = C_local[j] + A[cse_var_1] * B[k * 32 + j]
-        for j_1 in T.vectorized(32):
-            C[i * 32 + j_1] = C_local[j_1]
+        for j in T.vectorized(32):
+            C[i * 32 + j] = C_local[j]

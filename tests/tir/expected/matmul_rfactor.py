@@ -15,9 +15,9 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64,), "float32")):
             B_rf[vk_1, v_i] = B_rf[vk_1, v_i] + A[v_i, vk_0 * 4 + vk_1]
     for i_1, k_1_1 in T.grid(64, 4):
         with T.block("B"):
-            vk_1_1, v_i_1 = T.axis.remap("RS", [k_1_1, i_1])
-            T.reads(B_rf[vk_1_1, v_i_1])
-            T.writes(B[v_i_1])
+            vk_1, v_i = T.axis.remap("RS", [k_1_1, i_1])
+            T.reads(B_rf[vk_1, v_i])
+            T.writes(B[v_i])
             with T.init():
-                B[v_i_1] = T.float32(0)
-            B[v_i_1] = B[v_i_1] + B_rf[vk_1_1, v_i_1]
+                B[v_i] = T.float32(0)
+            B[v_i] = B[v_i] + B_rf[vk_1, v_i]

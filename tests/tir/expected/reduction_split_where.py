@@ -16,9 +16,9 @@ def main(A: T.Buffer((16, 1000), "float32"), B: T.Buffer((16,), "float32"), C: T
             B[v_b] = B[v_b] + A[v_b, v_i]
     for b_i_fused_0, b_i_fused_1 in T.grid(167, 96):
         with T.block("C"):
-            v_b_1 = T.axis.spatial(16, (b_i_fused_0 * 96 + b_i_fused_1) // 1000)
-            v_i_1 = T.axis.spatial(1000, (b_i_fused_0 * 96 + b_i_fused_1) % 1000)
+            v_b = T.axis.spatial(16, (b_i_fused_0 * 96 + b_i_fused_1) // 1000)
+            v_i = T.axis.spatial(1000, (b_i_fused_0 * 96 + b_i_fused_1) % 1000)
             T.where(b_i_fused_0 * 96 + b_i_fused_1 < 16000)
-            T.reads(A[v_b_1, v_i_1], B[v_b_1])
-            T.writes(C[v_b_1, v_i_1])
-            C[v_b_1, v_i_1] = A[v_b_1, v_i_1] / B[v_b_1]
+            T.reads(A[v_b, v_i], B[v_b])
+            T.writes(C[v_b, v_i])
+            C[v_b, v_i] = A[v_b, v_i] / B[v_b]
