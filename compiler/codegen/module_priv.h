@@ -1,0 +1,28 @@
+/*
+ * module_priv.h - shared by the module machinery (module.c, emit.c, jit.c):
+ * verification, machine code in memory, and the header text.
+ */
+#ifndef MLC_CODEGEN_MODULE_PRIV_H
+#define MLC_CODEGEN_MODULE_PRIV_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "compiler/codegen/codegen_internal.h"
+
+/* LLVMVerifyModule; MLC_EINTERNAL with the verifier's message. */
+int cg_module_verify(LLVMModuleRef mod);
+/* Object code (LLVMObjectFile) or assembly (LLVMAssemblyFile) of mod for tm,
+ * in a new buffer (*out, owned by the caller). Code generation rewrites the
+ * IR it is given, so callers that keep the module pass a clone. MLC_EINTERNAL
+ * with LLVM's message. */
+int cg_emit_to_memory(LLVMMemoryBufferRef *out, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                      LLVMCodeGenFileType kind);
+
+/* The header entry of f: a comment listing the arguments (position, name,
+ * dtype, shape, alignment) and the prototype
+ * `int32_t name(DLTensor *args, int32_t num_args);`. mlc_malloc'd; NULL when
+ * out of memory. */
+char *cg_func_proto(const tir_func_t *f);
+
+#endif /* MLC_CODEGEN_MODULE_PRIV_H */

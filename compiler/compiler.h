@@ -1,0 +1,149 @@
+/*
+ * compiler.h - from a scheduled PrimFunc to machine code: the lowering
+ * passes and their driver, LLVM code generation (x86-64 now; NVPTX and AMDGPU
+ * in step 8), in-process JIT for measurement, emission of object files,
+ * shared libraries, LLVM IR and assembly, and the C ABI of generated
+ * functions.
+ *
+ * Pipeline: scheduled TIR (blocks) --lowering passes--> lowered TIR (no
+ * blocks, flat buffers, vector ops) --codegen--> LLVM module --> JIT or file.
+ * Lowered TIR is still TIR: the reference interpreter runs it, which is how
+ * every pass is tested.
+ */
+#ifndef MLC_COMPILER_H
+#define MLC_COMPILER_H
+
+#include <dlpack/dlpack.h>
+
+#include "tir/tir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Lowering                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The passes in the order the driver runs them. Each is one function in one
+ * file, compiler/lower/<file>.c, with a header of a few lines.
+ *      enum                 name (for --dump-after)        function */
+#define MLC_LOWER_PASSES(X)                                                   \
+  X(LOWER_INIT_BLOCK,    "lower-init-block",         mlc_pass_lower_init_block)  \
+  X(PLAN_ALLOCATIONS,    "plan-allocations",         mlc_pass_plan_allocations)  \
+  X(REMOVE_BLOCKS,       "remove-blocks",            mlc_pass_remove_blocks)     \
+  X(COMPACT_BUFFERS,     "compact-buffers",          mlc_pass_compact_buffers)   \
+  X(FLATTEN_BUFFERS,     "flatten-buffers",          mlc_pass_flatten_buffers)   \
+  X(VECTORIZE,           "vectorize",                mlc_pass_vectorize)         \
+  X(UNROLL,              "unroll",                   mlc_pass_unroll)            \
+  X(SIMPLIFY,            "simplify",                 mlc_pass_simplify)          \
+  X(STORAGE_REWRITE,     "storage-rewrite",          mlc_pass_storage_rewrite)
+
+typedef enum {
+#define MLC_ENUM_(e, name, fn) MLC_PASS_##e,
+  MLC_LOWER_PASSES(MLC_ENUM_)
+#undef MLC_ENUM_
+  MLC_PASS_COUNT
+} mlc_pass_id_t;
+
+/* A pass rewrites f->body (and buffer_map/params where it must) in place,
+ * allocating new nodes in f->arena. `notes` (may be NULL) collects one line
+ * per thing worth telling a user (e.g. "vectorize: loop j_1 kept scalar:
+ * its extent 7 is not a constant power of two..."). Returns MLC_OK or an
+ * error with mlc_error_set. */
+typedef int (*mlc_pass_fn)(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes);
+
+const char *mlc_pass_name(mlc_pass_id_t id);
+mlc_pass_fn mlc_pass_fn_of(mlc_pass_id_t id);
+/* MLC_OK and *out, or MLC_ENOTFOUND. */
+int mlc_pass_lookup(mlc_pass_id_t *out, const char *name);
+
+typedef struct {
+  /* Called after a pass when dump_after is its name or "all". */
+  const char *dump_after;
+  void (*dump)(const char *pass, const tir_func_t *f, void *payload);
+  void *payload;
+  mlc_strbuf_t *notes; /* may be NULL */
+} mlc_lower_options_t;
+
+/* Lowers a copy of `scheduled` (the caller keeps it): *out owns its arena. */
+int mlc_lower(tir_func_t **out, const tir_func_t *scheduled, const mlc_target_t *target,
+              const mlc_lower_options_t *opts);
+
+/* Lowered TIR, the contract between lowering and code generation:
+ * - no BLOCK_REALIZE; predicates became IF, init blocks IF on the reduction
+ *   iterators, block allocations ALLOCATE statements placed at the lowest
+ *   common ancestor of their uses, sized to the region used;
+ * - every buffer access is 1-D: parameter buffers keep their params (their
+ *   data var is the base pointer) but are accessed through flat buffers that
+ *   share the data var; strides and elem_offset are folded into the index;
+ * - loops marked vectorized became vector operations: loads/stores whose index
+ *   is a RAMP (stride 1 = contiguous), BROADCAST operands, vector arithmetic
+ *   (dtype lanes > 1); a loop that cannot be vectorized stays a serial loop
+ *   and a note says why;
+ * - loops marked unrolled with a constant extent are replicated; parallel
+ *   loops remain FOR with kind PARALLEL (the code generator outlines them);
+ *   thread-bound loops remain for the GPU code generators;
+ * - the function is simplified (tir_simplify_stmt). */
+
+/* ------------------------------------------------------------------------ */
+/* Code generation                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A compiled module: an LLVM module for a target, holding one exported
+ * function per lowered PrimFunc (named after the function), each with the
+ * DLPack ABI below. Owns its LLVM context. */
+typedef struct mlc_module mlc_module_t;
+
+/* Generates code for n lowered functions (mlc_lower output). The module is
+ * verified (LLVMVerifyModule) and optimised with the O3 pipeline for the
+ * target's CPU and features. Floating point is exact unless the target says
+ * -fast-math. MLC_EUNSUPPORTED with a detail for constructs a backend lacks. */
+int mlc_codegen(mlc_module_t **out, tir_func_t *const *lowered, int n, const mlc_target_t *target);
+/* Lower + codegen of scheduled functions (their names are the symbols). */
+int mlc_build(mlc_module_t **out, tir_func_t *const *scheduled, int n, const mlc_target_t *target,
+              const mlc_lower_options_t *opts);
+void mlc_module_free(mlc_module_t *m); /* NULL is fine */
+
+typedef enum { MLC_EMIT_OBJ, MLC_EMIT_ASM, MLC_EMIT_LL, MLC_EMIT_SO, MLC_EMIT_HEADER } mlc_emit_kind_t;
+/* Writes the module: an object file, assembly, textual LLVM IR, a shared
+ * library (the object linked with the mlc runtime, `cc -shared`), or a C
+ * header with one prototype per function. MLC_EIO on failure. */
+int mlc_module_emit(const mlc_module_t *m, mlc_emit_kind_t kind, const char *path);
+/* The emitted text (LL/ASM/HEADER) as a string (mlc_free). */
+char *mlc_module_text(const mlc_module_t *m, mlc_emit_kind_t kind);
+
+/* In-process JIT (LLVM ORC LLJIT). The module is consumed, also when the
+ * load fails: never use or free m after the call. */
+typedef struct mlc_jit mlc_jit_t;
+int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m);
+/* The address of an exported function (NULL when absent). */
+void *mlc_jit_lookup(mlc_jit_t *jit, const char *name);
+void mlc_jit_free(mlc_jit_t *jit);
+
+/* ------------------------------------------------------------------------ */
+/* The C ABI of generated functions                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Every generated CPU function is
+ *     int32_t name(DLTensor *args, int32_t num_args);
+ * (DLTensor from <dlpack/dlpack.h>), one DLTensor per parameter in order; a
+ * scalar parameter is a 0-d DLTensor whose data points at the value. The
+ * function checks num_args, each tensor's ndim, dtype, shape (symbolic
+ * dimensions bind to the first tensor that has them and must agree after),
+ * strides (NULL or compact), device (CPU) and the data pointer's alignment
+ * when the buffer declares one; on a mismatch it returns nonzero and the
+ * message is readable through mlc_last_error() (thread-local), e.g.
+ * "gmm: argument 1 (B): shape[0] is 512, expected 1024". */
+typedef int32_t (*mlc_packed_fn_t)(DLTensor *args, int32_t num_args);
+
+/* The runtime the generated code calls (compiled into every shared library
+ * the compiler emits, and registered with the JIT): the last error, and the
+ * thread pool that runs parallel loops (pthreads, sized from -num-cores,
+ * threads kept alive between calls). */
+const char *mlc_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLC_COMPILER_H */

@@ -1,0 +1,12 @@
+/*
+ * unroll.h - lowering pass "unroll" (TVM's UnrollLoop): loops marked unrolled
+ * are replicated, and under pragma_auto_unroll_max_step small loop nests too.
+ */
+#ifndef MLC_COMPILER_LOWER_UNROLL_H
+#define MLC_COMPILER_LOWER_UNROLL_H
+
+#include "compiler/compiler.h"
+
+int mlc_pass_unroll(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes);
+
+#endif

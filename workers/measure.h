@@ -1,0 +1,64 @@
+/*
+ * measure.h - honest measurement of one candidate kernel (DESIGN.md,
+ * Measurement): replay the trace on the workload, lower, compile, load, fill
+ * inputs with random values in [1, 10), warm up, time, and optionally check
+ * the result against the reference interpreter. Each candidate runs in a
+ * forked child so a crash or a hang is reported as an error kind and the
+ * caller survives. Workers (step 6) and local tuning (step 5) call this.
+ */
+#ifndef MLC_WORKERS_MEASURE_H
+#define MLC_WORKERS_MEASURE_H
+
+#include "schedule/schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MLC_MEASURE_MAX_REPEAT 64
+
+typedef struct {
+  int number;            /* runs per repeat to start from (default 3); grows until
+                            one repeat lasts min_repeat_ms */
+  int repeat;            /* repeats, each giving one run_secs entry (default 1) */
+  int min_repeat_ms;     /* default 100 */
+  bool flush_cache;      /* flush the CPU caches between repeats (default false) */
+  double build_timeout_s;/* default 30; counted from the start of the job */
+  double run_timeout_s;  /* default 30; counted from the end of the build */
+  bool check_correctness;/* compare outputs with tir_interp_run (default false) */
+  double rtol;           /* tolerance of that check for floats (default 1e-4;
+                            1e-2 for float16/bfloat16) */
+  uint64_t seed;         /* inputs' RNG seed (default 1) */
+  bool in_process;       /* no fork (tests and debugging only) */
+  const tir_func_t *reference; /* what the check runs in the interpreter
+                            (default NULL: the workload itself, unscheduled);
+                            same parameters (count, dtypes, shapes) as the
+                            workload: checks a hand-written kernel against a
+                            specification. Borrowed. */
+} mlc_measure_options_t;
+
+/* The defaults above. */
+void mlc_measure_options_default(mlc_measure_options_t *opts);
+
+typedef struct {
+  mlc_error_kind_t error;     /* MLC_ERROR_KIND_NONE when measured */
+  char message[1024];         /* what went wrong (empty when measured) */
+  int nrun_secs;
+  double run_secs[MLC_MEASURE_MAX_REPEAT]; /* seconds per run, one per repeat */
+  double build_secs;          /* replay + lower + codegen + load */
+} mlc_measure_result_t;
+
+/* Median of run_secs (the one statistic used everywhere); 0 when none. */
+double mlc_measure_median(const mlc_measure_result_t *r);
+
+/* Measures `trace` applied to `workload` on the host CPU for `target`
+ * (an llvm target). Returns MLC_OK whenever a result was produced, including
+ * failed candidates (their error kind says why); an error status only when
+ * the measurement itself could not be attempted (bad arguments, fork failed). */
+int mlc_measure(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
+                const mlc_target_t *target, const mlc_measure_options_t *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLC_WORKERS_MEASURE_H */

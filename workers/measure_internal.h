@@ -1,0 +1,129 @@
+/*
+ * measure_internal.h - private to workers/measure*.c: the phases a job goes
+ * through, the job itself (run in a forked child or in process), the kernel's
+ * arguments (random inputs, DLTensors, the correctness check) and the timer.
+ *
+ * measure.c        public API: defaults, validation, median, dispatch
+ * measure_child.c  fork, the pipe protocol, deadlines, reaping
+ * measure_job.c    replay -> build -> load -> warm-up -> time -> check
+ * measure_args.c   argument buffers and the comparison with the interpreter
+ * measure_timer.c  `number` growth, repeats, cache flush
+ */
+#ifndef MLC_WORKERS_MEASURE_INTERNAL_H
+#define MLC_WORKERS_MEASURE_INTERNAL_H
+
+#include <dlpack/dlpack.h>
+
+#include "compiler/compiler.h"
+#include "workers/measure.h"
+
+/* What a job is doing; a crash or a timeout names the phase it hit.
+ *      enum     name */
+#define MEASURE_PHASES(X)            \
+  X(BUILD,  "build")                 \
+  X(WARMUP, "warm-up")               \
+  X(TIMING, "timing")                \
+  X(CHECK,  "correctness check")
+
+typedef enum {
+#define MEASURE_ENUM_(e, name) MEASURE_PHASE_##e,
+  MEASURE_PHASES(MEASURE_ENUM_)
+#undef MEASURE_ENUM_
+  MEASURE_PHASE_COUNT
+} measure_phase_t;
+
+const char *measure_phase_name(measure_phase_t phase);
+
+/* How a job tells its runner that it entered a phase. Entering WARMUP means
+ * the build finished (build_secs is then its duration): the forked runner
+ * starts the run timeout from that moment. */
+typedef struct {
+  void (*enter)(measure_phase_t phase, double build_secs, void *payload);
+  void *payload;
+} measure_reporter_t;
+
+/* Seconds on CLOCK_MONOTONIC. */
+double measure_now(void);
+
+/* Sets out's error kind and message (printf-style). */
+void measure_fail(mlc_measure_result_t *out, mlc_error_kind_t kind, const char *fmt, ...)
+    MLC_PRINTF(3, 4);
+
+/* Checks that workload (and opts->reference) can be measured: every
+ * parameter a buffer of constant shape or a scalar, the reference's
+ * parameters equal to the workload's. MLC_EINVAL with a detail. */
+int measure_validate(const tir_func_t *workload, const mlc_measure_options_t *opts);
+
+/* The whole measurement of one candidate; fills *out (error kind and
+ * message, or run_secs). Never fails otherwise. */
+void measure_job_run(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
+                     const mlc_target_t *target, const mlc_measure_options_t *opts,
+                     const measure_reporter_t *rep);
+
+/* Runs the job in a forked child and waits for it with the deadlines of
+ * DESIGN.md (build timeout from `job_start`, run timeout from the end of the
+ * build). MLC_OK with *out filled, or MLC_EIO when pipe/fork failed. */
+int measure_forked(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
+                   const mlc_target_t *target, const mlc_measure_options_t *opts, double job_start);
+
+/* ------------------------------------------------------------------------ */
+/* Arguments (measure_args.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  int n;                  /* parameters, in order */
+  DLTensor *tensors;      /* n: what the kernel gets */
+  int64_t *shapes;        /* n * TIR_MAX_DIMS */
+  tir_dtype_t *dtypes;    /* n */
+  size_t *counts;         /* elements per parameter (1 for scalars) */
+  bool *is_output;        /* written by the reference */
+  void **raw;             /* n: allocations behind tensors[i].data */
+  void **saved;           /* n: the inputs' random values, for the check */
+  uint64_t seed;
+} measure_args_t;
+
+/* Allocates one 64-byte-aligned buffer per parameter (scalars get a slot):
+ * inputs random in [1, 10) from `seed`, outputs (what `reference`, or the
+ * workload when NULL, writes) zeroed; with keep_inputs, copies of the inputs
+ * for the check. MLC_ENOMEM on failure (a is then empty). The workload must
+ * have passed measure_validate. */
+int measure_args_init(measure_args_t *a, const tir_func_t *workload, const tir_func_t *reference,
+                      uint64_t seed, bool keep_inputs);
+void measure_args_free(measure_args_t *a);
+/* count values of dtype t in [1, 10): integers 1..9, floats uniform (below
+ * 10 after rounding; 16-bit floats as bits), bool 0 or 1. */
+void measure_fill_random(void *data, size_t count, tir_dtype_t t, mlc_rng_t *rng);
+
+/* Stores executed by f if every loop runs its whole extent (an upper bound:
+ * both branches of an if count); saturates at UINT64_MAX. */
+uint64_t measure_count_stores(const tir_func_t *f);
+/* The check's budget in stores: MLC_MEASURE_CHECK_BUDGET or 2^26. */
+uint64_t measure_check_budget(void);
+
+/* The correctness check: resets every buffer (inputs to their random
+ * values, outputs to fresh random values so a kernel that never initialises
+ * an accumulator is caught), runs the kernel once and `reference` in the
+ * interpreter on a copy of the same state, and compares every buffer (floats
+ * within rtol relative to max(1, |expected|), integers exactly). Fills out
+ * with WRONG_RESULT (or RUN when the kernel fails) and returns false on a
+ * difference. */
+bool measure_check(mlc_measure_result_t *out, measure_args_t *a, mlc_packed_fn_t fn,
+                   const tir_func_t *reference, double rtol);
+
+/* ------------------------------------------------------------------------ */
+/* Timer (measure_timer.c)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Times fn: opts->repeat repeats of `number` calls, `number` starting at
+ * opts->number and growing until one repeat lasts opts->min_repeat_ms, the
+ * caches flushed before each repeat when opts->flush_cache. Fills
+ * out->run_secs (seconds per call) and *number_out (the final number).
+ * A nonzero return from the kernel fails the measurement (kind RUN). */
+bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
+                  int nargs, const mlc_measure_options_t *opts);
+
+/* Bytes written to flush the caches: 5/4 of the last-level cache
+ * (sysconf(_SC_LEVEL3_CACHE_SIZE), else /sys), 64 MiB when unknown. */
+size_t measure_flush_bytes(void);
+
+#endif /* MLC_WORKERS_MEASURE_INTERNAL_H */

@@ -1,0 +1,130 @@
+/*
+ * measure_job.c - one measurement job, start to end: replay the trace on a
+ * fresh schedule of the workload (with the trace's decisions), lower and
+ * compile it (mlc_build), load it into the JIT, allocate the arguments, run
+ * one warm-up call, time it, and check it against the reference interpreter
+ * when asked. It runs in the forked child (measure_child.c) or in process,
+ * and tells its runner which phase it is in, so that a crash or a timeout
+ * can be blamed on a phase.
+ *
+ * Every failure becomes the result's error kind and message; nothing here
+ * returns an error status.
+ */
+#include <string.h>
+
+#include "workers/measure_internal.h"
+
+/* What the phases of one job share. */
+typedef struct {
+  const measure_reporter_t *rep;
+  const char *name; /* the workload's, for log lines */
+  double start;
+} job_t;
+
+static void enter(const job_t *job, measure_phase_t phase, double build_secs) {
+  MLC_DEBUG("measure: %s: %s from %.3f s", job->name, measure_phase_name(phase),
+            measure_now() - job->start);
+  if (job->rep && job->rep->enter) job->rep->enter(phase, build_secs, job->rep->payload);
+}
+
+/* The error detail of a failed call, or `fallback` when it left none. */
+static const char *detail(const char *fallback) {
+  const char *d = mlc_error_last();
+  return d && *d ? d : fallback;
+}
+
+/* The schedule the trace describes (NULL trace: the workload as written). */
+static sch_t *replay(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
+                     uint64_t seed) {
+  sch_t *sch = NULL;
+  mlc_error_clear();
+  if (sch_create(&sch, workload, seed, SCH_ERRORS_FAST) != MLC_OK) {
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "schedule: %s", detail("could not create the schedule"));
+    return NULL;
+  }
+  if (trace && sch_trace_apply(sch, trace, true) != MLC_OK) {
+    /* The last error names the instruction; sch_error only the primitive's complaint. */
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "trace: %s", detail(sch_error(sch)));
+    sch_free(sch);
+    return NULL;
+  }
+  return sch;
+}
+
+/* Lowers, compiles and loads the scheduled function; its entry point. */
+static mlc_packed_fn_t compile(mlc_measure_result_t *out, mlc_jit_t **jit, const tir_func_t *f,
+                               const mlc_target_t *target) {
+  mlc_module_t *mod = NULL;
+  mlc_strbuf_t notes;
+  mlc_sb_init(&notes);
+  mlc_lower_options_t lo = {.notes = &notes};
+  tir_func_t *funcs[1] = {(tir_func_t *)f};
+  mlc_error_clear();
+  int rc = mlc_build(&mod, funcs, 1, target, &lo);
+  if (notes.len) MLC_DEBUG("measure: %s: lowering notes:\n%s", f->name, mlc_sb_str(&notes));
+  mlc_sb_free(&notes);
+  if (rc != MLC_OK) {
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "compile: %s", detail(mlc_status_str(rc)));
+    mlc_module_free(mod);
+    return NULL;
+  }
+  mlc_error_clear();
+  if (mlc_jit_load(jit, mod) != MLC_OK) { /* the module is consumed either way */
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", detail("the JIT could not load the module"));
+    return NULL;
+  }
+  mlc_packed_fn_t fn = (mlc_packed_fn_t)mlc_jit_lookup(*jit, f->name);
+  if (!fn) measure_fail(out, MLC_ERROR_KIND_BUILD, "load: no symbol %s in the compiled module", f->name);
+  return fn;
+}
+
+/* The kernel's error message after a nonzero return. */
+static void kernel_failed(mlc_measure_result_t *out, int32_t rc) {
+  const char *msg = mlc_last_error();
+  if (msg && *msg) measure_fail(out, MLC_ERROR_KIND_RUN, "%s", msg);
+  else measure_fail(out, MLC_ERROR_KIND_RUN, "the kernel returned %d", (int)rc);
+}
+
+/* Warm-up, timing and the check, on a built kernel. */
+static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t *workload,
+                const mlc_measure_options_t *opts, const job_t *job) {
+  measure_args_t args;
+  const tir_func_t *ref = opts->reference ? opts->reference : workload;
+  if (measure_args_init(&args, workload, ref, opts->seed, opts->check_correctness) != MLC_OK) {
+    measure_fail(out, MLC_ERROR_KIND_RUN, "arguments: %s", detail("out of memory"));
+    return;
+  }
+  int32_t rc = fn(args.tensors, args.n);
+  if (rc != 0) {
+    kernel_failed(out, rc);
+    goto done;
+  }
+  enter(job, MEASURE_PHASE_TIMING, out->build_secs);
+  int number;
+  if (!measure_time(out, &number, fn, args.tensors, args.n, opts)) goto done;
+  MLC_DEBUG("measure: %s: %d calls per repeat", workload->name, number);
+  if (opts->check_correctness) {
+    enter(job, MEASURE_PHASE_CHECK, out->build_secs);
+    measure_check(out, &args, fn, ref, opts->rtol); /* clears run_secs on a failure */
+  }
+done:
+  measure_args_free(&args);
+}
+
+void measure_job_run(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
+                     const mlc_target_t *target, const mlc_measure_options_t *opts,
+                     const measure_reporter_t *rep) {
+  memset(out, 0, sizeof *out);
+  job_t job = {.rep = rep, .name = workload->name, .start = measure_now()};
+  mlc_jit_t *jit = NULL;
+  sch_t *sch = replay(out, workload, trace, opts->seed);
+  mlc_packed_fn_t fn = sch ? compile(out, &jit, sch_func(sch), target) : NULL;
+  out->build_secs = measure_now() - job.start;
+  if (fn) {
+    enter(&job, MEASURE_PHASE_WARMUP, out->build_secs);
+    run(out, fn, workload, opts, &job);
+  }
+  mlc_jit_free(jit);
+  sch_free(sch);
+  MLC_DEBUG("measure: %s: done at %.3f s", job.name, measure_now() - job.start);
+}

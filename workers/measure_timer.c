@@ -1,0 +1,132 @@
+/*
+ * measure_timer.c - timing a loaded kernel as TVM's time_evaluator does:
+ * each repeat runs the kernel `number` times back to back and records the
+ * mean time of one call; `number` starts at the caller's value and grows
+ * (at least doubling, or scaled from the time just measured) until one
+ * repeat lasts min_repeat_ms, so that clock resolution and call overhead
+ * vanish for small kernels. The repeat that first reaches the threshold is
+ * the first one recorded; later repeats reuse its number (and grow again
+ * only if one falls short).
+ *
+ * With flush_cache, a buffer larger than the last-level cache is written
+ * before each repeat, so every repeat starts from cold caches (the kernel's
+ * first call pays for it, amortised over `number` as in TVM).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "workers/measure_internal.h"
+
+#define FLUSH_DEFAULT_BYTES ((size_t)64 << 20)
+/* Grow past the threshold by this much so noise rarely forces another try. */
+#define GROWTH_MARGIN 1.2
+#define MAX_NUMBER (INT_MAX / 2)
+
+/* The last-level cache's size from /sys (e.g. "266240K"), 0 when unknown. */
+static size_t llc_from_sys(void) {
+  size_t best = 0;
+  for (int index = 0; index < 8; index++) {
+    char path[96], text[64];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    char *line = fgets(text, sizeof text, f);
+    fclose(f);
+    if (!line) continue;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end == 'K') v <<= 10;
+    else if (*end == 'M') v <<= 20;
+    if (v > best) best = (size_t)v; /* the largest level is the last one */
+  }
+  return best;
+}
+
+size_t measure_flush_bytes(void) {
+  size_t llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v > 0) llc = (size_t)v;
+#endif
+  if (!llc) llc = llc_from_sys();
+  return llc ? llc + llc / 4 : FLUSH_DEFAULT_BYTES;
+}
+
+typedef struct {
+  unsigned char *buf;
+  size_t bytes;
+  unsigned char round;
+} flusher_t;
+
+/* Writes every byte of the flush buffer (a different value each time) and
+ * reads one back through a volatile, so the stores cannot be dropped. */
+static void flush_caches(flusher_t *fl) {
+  memset(fl->buf, ++fl->round, fl->bytes);
+  volatile unsigned char sink = fl->buf[fl->bytes - 1];
+  (void)sink;
+}
+
+/* Seconds for `number` back-to-back calls, or a negative value when the
+ * kernel returned nonzero. */
+static double run_batch(mlc_packed_fn_t fn, DLTensor *args, int nargs, int number) {
+  int32_t rc = 0;
+  double t0 = measure_now();
+  for (int i = 0; i < number; i++) rc |= fn(args, nargs);
+  double t1 = measure_now();
+  return rc ? -1.0 : t1 - t0;
+}
+
+/* The next number after a batch of `number` calls lasting `elapsed` s fell
+ * short of `target` s. */
+static int grow_number(int number, double elapsed, double target) {
+  double scaled = elapsed > 0 ? ceil(number * target / elapsed * GROWTH_MARGIN) : 2.0 * number;
+  double next = fmax(2.0 * number, scaled);
+  return next >= MAX_NUMBER ? MAX_NUMBER : (int)next;
+}
+
+/* One repeat: seconds per call into *secs, growing *number as needed. */
+static bool one_repeat(mlc_measure_result_t *out, double *secs, int *number, mlc_packed_fn_t fn,
+                       DLTensor *args, int nargs, const mlc_measure_options_t *opts, flusher_t *fl) {
+  double target = opts->min_repeat_ms * 1e-3;
+  for (;;) {
+    if (fl->buf) flush_caches(fl);
+    double elapsed = run_batch(fn, args, nargs, *number);
+    if (elapsed < 0) {
+      const char *msg = mlc_last_error();
+      measure_fail(out, MLC_ERROR_KIND_RUN, "%s", *msg ? msg : "the kernel returned an error");
+      return false;
+    }
+    if (elapsed >= target || *number >= MAX_NUMBER) {
+      *secs = elapsed / *number;
+      return true;
+    }
+    *number = grow_number(*number, elapsed, target);
+  }
+}
+
+bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
+                  int nargs, const mlc_measure_options_t *opts) {
+  flusher_t fl = {0};
+  if (opts->flush_cache) {
+    fl.bytes = measure_flush_bytes();
+    fl.buf = mlc_malloc(fl.bytes);
+    if (!fl.buf) {
+      measure_fail(out, MLC_ERROR_KIND_RUN, "no memory for the %zu-byte cache flush buffer", fl.bytes);
+      return false;
+    }
+  }
+  int number = opts->number;
+  bool ok = true;
+  out->nrun_secs = 0;
+  for (int r = 0; ok && r < opts->repeat; r++) {
+    ok = one_repeat(out, &out->run_secs[r], &number, fn, args, nargs, opts, &fl);
+    if (ok) out->nrun_secs = r + 1;
+  }
+  mlc_free(fl.buf);
+  if (number_out) *number_out = number;
+  return ok;
+}
