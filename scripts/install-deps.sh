@@ -4,12 +4,15 @@
 # Used by both README commands and by CI (through ./dev.sh).
 set -euo pipefail
 
-# Needed to build and test. Later steps add LLVM, ZeroMQ, PostgreSQL, XGBoost.
+# Needed to build and test. Later steps add ZeroMQ and XGBoost.
 packages=(
   build-essential cmake pkg-config git
   libjansson-dev libxxhash-dev libcmocka-dev libdlpack-dev
   clang libclang-rt-14-dev      # libFuzzer for the parser fuzz target
   python3 python3-numpy         # checks of .npy outputs in the CLI tests
+  llvm-dev                      # code generation (LLVM 14, Debian 12's default)
+  libopenblas-dev               # the peer in bench/ (sgemm)
+  libpq-dev postgresql          # the PostgreSQL backend; tests start a throwaway cluster
 )
 
 missing=()

@@ -100,3 +100,27 @@ void mlc_panic_at(const char *file, int line, const char *fmt, ...) {
   fflush(stderr);
   abort();
 }
+
+/* ------------------------------------------------------------------------ */
+/* Error kinds of measurements                                               */
+/* ------------------------------------------------------------------------ */
+
+static const char *const error_kind_names[] = {
+#define ROW_(e, name, what) name,
+    MLC_ERROR_KINDS(ROW_)
+#undef ROW_
+};
+
+const char *mlc_error_kind_name(mlc_error_kind_t k) {
+  return (unsigned)k < MLC_ERROR_KIND_COUNT ? error_kind_names[k] : "";
+}
+
+int mlc_error_kind_parse(mlc_error_kind_t *out, const char *name) {
+  for (int i = 0; i < MLC_ERROR_KIND_COUNT; i++) {
+    if (strcmp(error_kind_names[i], name) == 0) {
+      *out = (mlc_error_kind_t)i;
+      return MLC_OK;
+    }
+  }
+  return mlc_error_set(MLC_EINVAL, "unknown error kind '%s'", name);
+}

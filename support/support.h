@@ -86,6 +86,29 @@ MLC_NORETURN void mlc_panic_at(const char *file, int line, const char *fmt, ...)
     if (!(cond)) mlc_panic_at(__FILE__, __LINE__, "assertion failed: %s", #cond); \
   } while (0)
 
+/* Why a measurement produced no time (DESIGN.md: Measurement, Wire protocol).
+ * Stored in records, sent over the wire, counted in stats.
+ *      enum           name            what it means */
+#define MLC_ERROR_KINDS(X)                                                         \
+  X(NONE,          "",             "measured")                                      \
+  X(BUILD,         "build",        "the candidate did not apply, lower or compile") \
+  X(RUN,           "run",          "the kernel returned an error")                  \
+  X(TIMEOUT,       "timeout",      "build or run exceeded its time limit")          \
+  X(WRONG_RESULT,  "wrong-result", "outputs differ from the reference interpreter") \
+  X(CRASH,         "crash",        "the measuring process died (signal)")           \
+  X(WORKER_LOST,   "worker-lost",  "the worker died and retries ran out")
+
+typedef enum {
+#define MLC_EK_ENUM_(e, name, what) MLC_ERROR_KIND_##e,
+  MLC_ERROR_KINDS(MLC_EK_ENUM_)
+#undef MLC_EK_ENUM_
+  MLC_ERROR_KIND_COUNT
+} mlc_error_kind_t;
+
+const char *mlc_error_kind_name(mlc_error_kind_t k); /* "" for NONE */
+/* MLC_OK and *out, or MLC_EINVAL for an unknown name. */
+int mlc_error_kind_parse(mlc_error_kind_t *out, const char *name);
+
 /* ------------------------------------------------------------------------ */
 /* Allocation: the one entry point                                           */
 /* ------------------------------------------------------------------------ */
