@@ -72,7 +72,8 @@ static int pg_open(db_t **out, const char *uri) {
   int rc = check_conninfo(uri, db->base.uri_redacted);
   if (rc == MLC_OK) rc = settings_from_env(db);
   if (rc == MLC_OK) rc = pg_connect(db); /* its message names the URI */
-  if (rc == MLC_OK && (rc = pg_schema_check(db)) != MLC_OK) mlc_error_prefix("%s", db->base.uri_redacted);
+  if (rc == MLC_OK && (rc = pg_schema_check(db)) != MLC_OK)
+    mlc_error_prefix("%s", db->base.uri_redacted);
   if (rc != MLC_OK) {
     pg_close(&db->base);
     return rc;

@@ -66,7 +66,8 @@
   X(RECORD_INSERT,    14, PG_INSERT_INTO PG_INSERT_SELECT                               \
                           "FROM (VALUES ($1::text, $2::int8, $3::text, $4::text, $5::text, " \
                           "$6::text, $7::int8, $8::text, $9::float8, $10::text, $11::text, " \
-                          "$12::text, $13::text, $14::int8)) AS u(" PG_STAGE_COLUMNS ")" PG_ON_CONFLICT) \
+                          "$12::text, $13::text, $14::int8)) "                          \
+                          "AS u(" PG_STAGE_COLUMNS ")" PG_ON_CONFLICT)                   \
   /* From the COPY staging table (a temp table per connection). */                      \
   X(RECORDS_FROM_STAGE, 0, PG_INSERT_INTO PG_INSERT_SELECT "FROM mlc_stage u" PG_ON_CONFLICT) \
   /* best / top_k: served by records_best_idx (partial, measurements only). */         \

@@ -63,7 +63,8 @@ static int add_record_row(db_result_t *out, mlc_arena_t *scratch, const PGresult
   r.run_secs = run_secs;
   const char *kind = PQgetvalue(res, i, COL_ERROR_KIND);
   if (mlc_error_kind_parse(&r.error_kind, kind) != MLC_OK)
-    return mlc_error_set(MLC_EIO, "record %s has an error kind this build does not know: '%s'", r.id, kind);
+    return mlc_error_set(MLC_EIO, "record %s has an error kind this build does not know: '%s'",
+                         r.id, kind);
   r.error_msg = PQgetvalue(res, i, COL_ERROR_MSG);
   r.compiler_version = PQgetvalue(res, i, COL_COMPILER_VERSION);
   r.worker_id = PQgetvalue(res, i, COL_WORKER_ID);

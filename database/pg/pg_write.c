@@ -49,7 +49,8 @@ static void row_fill(row_t *t, const db_record_t *r) {
   snprintf(t->created, sizeof t->created, "%lld", (long long)r->created_at_us);
   mlc_sb_reset(&t->run_secs);
   mlc_sb_putc(&t->run_secs, '{');
-  for (int i = 0; i < r->nrun_secs; i++) mlc_sb_printf(&t->run_secs, "%s%.17g", i ? "," : "", r->run_secs[i]);
+  for (int i = 0; i < r->nrun_secs; i++)
+    mlc_sb_printf(&t->run_secs, "%s%.17g", i ? "," : "", r->run_secs[i]);
   mlc_sb_putc(&t->run_secs, '}');
   bool ok = r->error_kind == MLC_ERROR_KIND_NONE;
   if (ok) snprintf(t->median, sizeof t->median, "%.17g", db_record_median(r));
@@ -113,7 +114,8 @@ static int insert_unnest_chunk(pg_db_t *db, const batch_t *b, int from, int to, 
   const char *params[NCOLS];
   for (int c = 0; c < NCOLS; c++) {
     mlc_sb_putc(&cols[c], '}');
-    if (cols[c].failed || row->run_secs.failed) rc = mlc_error_set(MLC_ENOMEM, "out of memory for a batch");
+    if (cols[c].failed || row->run_secs.failed)
+      rc = mlc_error_set(MLC_ENOMEM, "out of memory for a batch");
     params[c] = mlc_sb_str(&cols[c]);
   }
   PGresult *res = NULL;
@@ -180,7 +182,8 @@ static int insert_pipeline(pg_db_t *db, const batch_t *b, row_t *row) {
   for (int from = 0; rc == MLC_OK && from < b->n; from += CHUNK) {
     int to = from + CHUNK < b->n ? from + CHUNK : b->n;
     rc = pipeline_chunk(db, b, from, to, row);
-    if (rc == MLC_OK && to == b->n && !send_sql(db, "COMMIT")) rc = pg_fail(db, NULL, "sending records");
+    if (rc == MLC_OK && to == b->n && !send_sql(db, "COMMIT"))
+      rc = pg_fail(db, NULL, "sending records");
     if (!PQpipelineSync(db->conn)) {
       if (rc == MLC_OK) rc = pg_fail(db, NULL, "sending records");
       break;
@@ -245,7 +248,8 @@ static int copy_rows(pg_db_t *db, const batch_t *b, row_t *row) {
   if (PQputCopyEnd(db->conn, rc == MLC_OK ? NULL : "aborted by the client") != 1 && rc == MLC_OK)
     rc = pg_fail(db, NULL, "copying records");
   while ((res = PQgetResult(db->conn)) != NULL) {
-    if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == MLC_OK) rc = pg_fail(db, res, "copying records");
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == MLC_OK)
+      rc = pg_fail(db, res, "copying records");
     PQclear(res);
   }
   return rc;

@@ -64,7 +64,8 @@ typedef struct {
 #define PG_CLUSTER_MAX_ 4
 static pg_cluster_t *pg_cluster_live_[PG_CLUSTER_MAX_];
 
-static inline int pg_cluster_rm_entry_(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static inline int pg_cluster_rm_entry_(const char *path, const struct stat *st, int flag,
+                                       struct FTW *ftw) {
   (void)st, (void)flag, (void)ftw;
   remove(path);
   return 0;

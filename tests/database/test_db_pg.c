@@ -30,7 +30,8 @@ static PGresult *sql_on(const char *name, const char *sql) {
   assert_int_equal(PQstatus(conn), CONNECTION_OK);
   PGresult *res = PQexec(conn, sql);
   ExecStatusType st = PQresultStatus(res);
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) fprintf(stderr, "%s: %s", sql, PQerrorMessage(conn));
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+    fprintf(stderr, "%s: %s", sql, PQerrorMessage(conn));
   assert_true(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
   PQfinish(conn);
   return res;
@@ -105,7 +106,8 @@ static void test_init_twice_records_each_migration_once(void **state) {
   assert_int_equal(db_init(db), MLC_OK);
   db_close(db);
   assert_int_equal(count_on(name, "SELECT count(*) FROM mlc_schema_migrations"), pg_schema_latest());
-  assert_int_equal(count_on(name, "SELECT max(version) FROM mlc_schema_migrations"), pg_schema_latest());
+  assert_int_equal(count_on(name, "SELECT max(version) FROM mlc_schema_migrations"),
+                   pg_schema_latest());
   assert_int_equal(count_on(name, "SELECT count(*) FROM pg_tables WHERE tablename IN "
                                   "('workloads', 'devices', 'records', 'leases')"), 4);
   assert_int_equal(count_on(name, "SELECT count(*) FROM pg_indexes WHERE indexname IN "
@@ -220,7 +222,8 @@ static void test_four_processes_commit_exactly_4000_records(void **state) {
  * some with a trace in a spelling no canonical printer would choose. */
 static void awkward_records(suite_rec_t *s, int n) {
   static const char *const msgs[] = {"a \"quoted\" \\ back\\slash", "tab\there\nnewline\rcr",
-                                     "{braces,commas}", "NULL", "", "\\N", "\xc3\xbc\xe2\x80\x93 utf-8"};
+                                     "{braces,commas}", "NULL", "", "\\N",
+                                     "\xc3\xbc\xe2\x80\x93 utf-8"};
   for (int i = 0; i < n; i++) {
     double runs[2] = {(i + 1) * 1e-4 + 1.0 / 3.0 * 1e-9, 0.1 + 0.2};
     suite_rec(&s[i], i % 3 ? SUITE_W1 : SUITE_W2, i % 2 ? SUITE_CPU : SUITE_GPU, "dev \"x\"\t{1}", i,
