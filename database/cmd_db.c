@@ -13,8 +13,6 @@
  * user input or on damaged records.
  */
 #include "database/cmd_db_internal.h"
-#include "database/file/file_priv.h" /* FDB_SCHEMA: see init_schema_version */
-#include "database/pg/pg_internal.h" /* pg_schema_latest */
 
 #include <errno.h>
 #include <stdlib.h>
@@ -178,28 +176,22 @@ static const char init_help[] =
     "Exit status: 0 ok, 1 the migration failed, 2 the database cannot be opened\n"
     "or was written by a newer mlc-tune.\n";
 
-/* The schema version db_init brought the database to: the newest its
- * backend knows. The interface has no call for it yet (proposed: a
- * `schema_version` in db_backend_t), so until then the two backends'
- * constants, by scheme: the one place mlc-db names a backend. */
-static int init_schema_version(const db_t *db) {
-  return strcmp(db->backend->scheme, "postgresql") == 0 ? pg_schema_latest() : FDB_SCHEMA;
-}
-
 static int cmd_init(db_cmd_args_t *a) {
   bool helped = false;
   int npos, code = simple_args(a, init_help, 0, NULL, &npos, &helped);
   if (code != EXIT_OK || helped) return code;
   db_t *db;
   if ((code = db_cmd_open(a, &db)) != EXIT_OK) return code;
+  int version = 0;
   int st = db_init(db);
+  if (st == MLC_OK) st = db_schema_version(db, &version, NULL); /* what init left */
   if (st != MLC_OK) {
     code = db_cmd_fail_status(st, "init");
   } else if (a->format == DB_OUT_JSON) {
-    json_t *o = json_pack("{s:s, s:i}", "db", db_uri(db), "schema_version", init_schema_version(db));
+    json_t *o = json_pack("{s:s, s:i}", "db", db_uri(db), "schema_version", version);
     code = db_cmd_print_json(o);
   } else {
-    printf("%s: schema version %d\n", db_uri(db), init_schema_version(db));
+    printf("%s: schema version %d\n", db_uri(db), version);
   }
   db_close(db);
   return code;
@@ -341,10 +333,12 @@ static int cmd_import(db_cmd_args_t *a) { return transfer_cmd(a, import_help, "-
 static const char prune_help[] =
     "usage: " PROG " prune --keep N [--db URI] [--json]\n"
     "\n"
-    "Keeps the N best measured records per workload and target and every failed\n"
-    "trial (the cost model learns from failures, and `stats` counts them), and\n"
-    "removes the other measurements. Prints how many records were removed. N must\n"
-    "be at least 1. Running it again with the same N removes nothing.\n";
+    "Keeps the N best measurements (fastest median) of every workload and target,\n"
+    "and removes the other measurements. Failed trials are all kept, not reduced\n"
+    "to counts: the cost model learns from them, and `list` and `stats` go on\n"
+    "counting them per workload, target and kind. Prints how many records were\n"
+    "removed. N must be at least 1. Running it again with the same N removes\n"
+    "nothing. Back up first (`" PROG " export`) if the history matters.\n";
 
 static int cmd_prune(db_cmd_args_t *a) {
   bool helped = false;
@@ -386,7 +380,7 @@ static int cmd_prune(db_cmd_args_t *a) {
   X("stats",  cmd_stats,   "records, failures by kind, records per target")        \
   X("export", cmd_export,  "copy the database into another (--to URI)")            \
   X("import", cmd_import,  "copy another database into this one (--from URI)")     \
-  X("prune",  cmd_prune,   "keep the best N records per workload and target")
+  X("prune",  cmd_prune,   "keep the best N per workload and target, and every failure")
 
 static const struct {
   const char *name;

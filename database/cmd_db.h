@@ -1,8 +1,8 @@
 /*
  * cmd_db.h - the mlc-db program as a library call, so tests can run it
- * in-process (database/cli/mlc-db.c is a thin main over it), and the copy
- * between two databases behind `mlc-db export` and `mlc-db import`
- * (database/transfer.c). User guide: docs/mlc-db.md.
+ * in-process (database/cli/mlc-db.c is a thin main over it). The copy behind
+ * `mlc-db export` and `mlc-db import` is db_transfer in database.h. User
+ * guide: docs/mlc-db.md.
  *
  * The database library may use only support and tir (DESIGN.md), but
  * `mlc-db show` prints a record's trace as the Python script TVM prints,
@@ -26,15 +26,5 @@ int mlc_db_main(int argc, char **argv);
 typedef int (*mlc_db_trace_printer_fn)(char **out, const char *trace_json);
 /* Installs the printer `show` uses (NULL removes it). Process-wide. */
 void mlc_db_set_trace_printer(mlc_db_trace_printer_fn fn);
-
-/* Copies every workload and record of src that dst lacks into dst: lossless
- * (ids, created_at and every field kept) and idempotent (a second run copies
- * nothing). *copied (may be NULL) is the number of records written. Works
- * between any two backends; memory is bounded by the largest workload's
- * records, not by the database. A damaged source record that dst refuses
- * (MLC_EINVAL: a measurement without run times, say) is skipped with a
- * warning naming it, every other record is still copied, and the call then
- * returns MLC_EINVAL saying how many were skipped. */
-int db_transfer(db_t *dst, db_t *src, int64_t *copied);
 
 #endif /* MLC_DATABASE_CMD_DB_H */

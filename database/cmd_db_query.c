@@ -5,10 +5,11 @@
  * full, its trace as the Python script TVM prints).
  *
  * Everything goes through the public database interface, so the commands
- * behave the same on both backends. Work is done workload by workload (the
- * interface's finest filter), which keeps memory bounded by one workload's
- * records. Targets are matched exactly as stored (canonical strings); a
- * --target that is not stored verbatim is canonicalised first, so
+ * behave the same on both backends. Work is done workload by workload, which
+ * keeps memory bounded by one workload's records; `show` looks a full id up
+ * directly (find_record says how a prefix is resolved). Targets are matched
+ * exactly as stored (canonical strings); a --target that is not stored
+ * verbatim is canonicalised first, so
  * `llvm -num-cores=4 -mcpu=znver4` finds `llvm -mcpu=znver4 ... -num-cores=4`.
  */
 #include "database/cmd_db_internal.h"
@@ -325,7 +326,9 @@ static const char show_help[] =
     "Prints one record in full: its workload, target, device, outcome, every run\n"
     "time, the worker and compiler that measured it, and its trace as the Python\n"
     "script TVM prints (`b0 = sch.get_block(...)`). ID is the record id (16 hex\n"
-    "digits, as `top` prints) or a unique prefix of at least 4 digits.\n"
+    "digits, as `top` and `list` print it: one indexed lookup) or a unique prefix\n"
+    "of at least 4 digits (found by reading the records: slower on a large\n"
+    "database).\n"
     "--tvmscript also prints the workload's TVMScript. --json prints every field,\n"
     "the trace both as JSON (\"trace\") and as a script (\"trace_python\"), and the\n"
     "workload's TVMScript (\"tvmscript\").\n"
@@ -356,20 +359,31 @@ static void search_result(id_search_t *s, db_result_t *res) {
   else db_result_free(res);
 }
 
-/* Looks workload by workload, then (for records of workloads never
- * committed) through everything; the interface has no lookup by id. */
-static int find_record(db_t *db, id_search_t *s, const db_result_t *ws) {
-  for (int w = 0; w < ws->nworkloads && s->nfound < 2; w++) {
-    db_result_t *res = NULL;
-    db_filter_t f = {.workload_key = ws->workloads[w].key};
-    int st = db_records(db, &res, &f);
-    if (st != MLC_OK) return st;
-    search_result(s, res);
-  }
-  if (s->nfound > 0) return MLC_OK;
+/* A full id is one indexed lookup (db_filter_t.id). A shorter prefix is
+ * resolved here, by a scan: workload by workload (memory bounded by one
+ * workload's records, stopping at a second match), then, for records of
+ * workloads never committed, through everything. The database looks up
+ * whole ids only (database.h), so the scan reads records until it is sure,
+ * and its time grows with the database: fine for a person typing a short
+ * prefix; scripts pass the full ids `top` and `list` print. */
+static int find_record(db_t *db, id_search_t *s) {
   db_result_t *res = NULL;
+  if (strlen(s->prefix) == 16) {
+    db_filter_t by_id = {.id = s->prefix};
+    int st = db_records(db, &res, &by_id);
+    if (st == MLC_OK) search_result(s, res);
+    return st;
+  }
+  db_result_t *ws = NULL;
+  int st = db_workloads(db, &ws);
+  for (int w = 0; st == MLC_OK && w < ws->nworkloads && s->nfound < 2; w++) {
+    db_filter_t f = {.workload_key = ws->workloads[w].key};
+    if ((st = db_records(db, &res, &f)) == MLC_OK) search_result(s, res);
+  }
+  db_result_free(ws);
+  if (st != MLC_OK || s->nfound > 0) return st;
   db_filter_t all = {0};
-  int st = db_records(db, &res, &all);
+  st = db_records(db, &res, &all);
   if (st == MLC_OK) search_result(s, res);
   return st;
 }
@@ -482,15 +496,12 @@ int db_cmd_show(db_cmd_args_t *a) {
   char lower[17];
   for (size_t i = 0; i <= strlen(id); i++) lower[i] = (char)(id[i] >= 'A' && id[i] <= 'F' ? id[i] - 'A' + 'a' : id[i]);
   id_search_t s = {.prefix = lower};
-  db_result_t *ws = NULL;
-  int st = db_workloads(db, &ws);
-  if (st == MLC_OK) st = find_record(db, &s, ws);
+  int st = find_record(db, &s);
   if (st != MLC_OK) code = db_cmd_fail_status(st, "show");
   else if (s.nfound == 0) code = db_cmd_fail(EXIT_WORK, "no record with id %s", id);
   else if (s.nfound > 1) code = db_cmd_fail(EXIT_WORK, "id %s is ambiguous: %d records start with it", id, s.nfound);
   else code = show_record(db, a, &s.found, with_tvmscript);
   db_result_free(s.owner);
-  db_result_free(ws);
   db_close(db);
   return code;
 }

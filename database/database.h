@@ -63,6 +63,8 @@ typedef struct {
 } db_result_t;
 void db_result_free(db_result_t *r); /* NULL is fine */
 
+/* What db_records returns: the records matching every field set (fields
+ * left zero / NULL match anything), newest first. */
 typedef struct {
   uint64_t workload_key;      /* 0 = any */
   const char *target;         /* NULL = any (canonical string) */
@@ -70,6 +72,11 @@ typedef struct {
   uint64_t trace_hash;        /* 0 = any */
   int only_ok;                /* 1: measurements only; -1: failures only; 0: both */
   int limit;                  /* 0 = no limit; newest first */
+  /* NULL = any; else one record's full content id (16 lower-case hex
+   * digits, MLC_EINVAL otherwise): an indexed lookup on every backend, so
+   * at most one record comes back. A prefix is not an id: resolving one is
+   * the caller's business (mlc-db show does it, docs/mlc-db.md). */
+  const char *id;
 } db_filter_t;
 
 typedef struct {
@@ -93,6 +100,11 @@ void db_close(db_t *db); /* NULL is fine */
 const char *db_uri(const db_t *db);
 /* Creates or migrates the schema (PostgreSQL; a no-op check for file). */
 int db_init(db_t *db);
+/* The schema version the database has (*current; 0 when it has none yet: a
+ * PostgreSQL database before db_init) and the newest this build reads and
+ * writes (*supported; db_init brings current up to it). Either pointer may
+ * be NULL. db_open already refused a database newer than this build. */
+int db_schema_version(db_t *db, int *current, int *supported);
 
 /* Stores a workload (its key, name and canonical TVMScript) once. */
 int db_commit_workload(db_t *db, uint64_t key, const char *name, const char *tvmscript);
@@ -117,9 +129,29 @@ int db_stats(db_t *db, db_stats_t *out);
 int db_lease_acquire(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s);
 int db_lease_release(db_t *db, uint64_t key, const char *target, const char *owner);
 
-/* Keeps the best `keep` measurements per (workload, target) and the count of
- * failures by kind; returns how many records were removed. */
+/* Removes every measurement that is not among the `keep` fastest (median,
+ * then id) of its (workload, target), atomically. Failed trials are all
+ * kept, not reduced to counts: the cost model learns from them, and their
+ * counts per (workload, target) and per kind stay exact. *removed (may be
+ * NULL) is how many records went. keep >= 0 (0 keeps failures only); a
+ * second prune with the same keep removes nothing. */
 int db_prune(db_t *db, int64_t *removed, int keep);
+
+/* Copies every workload and record of src that dst lacks into dst; both stay
+ * the caller's (open, and dst db_init'ed), nothing is handed out. *copied
+ * (may be NULL) is the number of records written, also when the call fails.
+ *   - lossless: ids, created_at and every field arrive as stored;
+ *   - idempotent: ids are content-derived and dst's ids are read first, so a
+ *     second run copies nothing and a run cut off half-way is finished by
+ *     running it again; records dst already holds stay (a union);
+ *   - bounded: works between any two backends, workload by workload, so
+ *     memory holds one workload's records, not the database.
+ * Errors: MLC_EINVAL for a NULL database, or when src holds damaged records
+ * dst refuses (a measurement without run times, say): each is skipped with a
+ * warning naming it, every other record is still copied, and the status
+ * says how many were skipped. Any other status is the failing database's
+ * (MLC_EIO: unreachable, out of space); what was copied before it stays. */
+int db_transfer(db_t *dst, db_t *src, int64_t *copied);
 
 /* The backend vtable (QBE's Target, Redis's dictType): db.c dispatches on
  * the URI's scheme; callers never switch on the backend. */
@@ -136,6 +168,7 @@ typedef struct {
   int (*lease)(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
                bool release);
   int (*prune)(db_t *db, int64_t *removed, int keep);
+  int (*schema_version)(db_t *db, int *current, int *supported); /* both non-NULL */
 } db_backend_t;
 
 /* Every backend's db_t starts with this header. */

@@ -529,6 +529,18 @@ int db_init(db_t *db) {
   return with_uri(db, db->backend->init(db));
 }
 
+int db_schema_version(db_t *db, int *current, int *supported) {
+  int cur = 0, sup = 0;
+  if (current) *current = 0;
+  if (supported) *supported = 0;
+  if (!db) return mlc_error_set(MLC_EINVAL, "db_schema_version: no database");
+  int rc = db->backend->schema_version(db, &cur, &sup);
+  if (rc != MLC_OK) return with_uri(db, rc);
+  if (current) *current = cur;
+  if (supported) *supported = sup;
+  return MLC_OK;
+}
+
 int db_commit_workload(db_t *db, uint64_t key, const char *name, const char *tvmscript) {
   if (!db || key == 0 || !tvmscript)
     return mlc_error_set(MLC_EINVAL,
@@ -574,6 +586,12 @@ int db_records(db_t *db, db_result_t **out, const db_filter_t *filter) {
   db_filter_t all = {0};
   if (!db || (filter && (filter->limit < 0 || filter->only_ok < -1 || filter->only_ok > 1)))
     return mlc_error_set(MLC_EINVAL, "db_records: bad arguments");
+  /* Backends index ids as stored (lower-case); a prefix or other spelling
+   * would silently match nothing, so it is refused here. */
+  if (filter && filter->id && !is_hex16(filter->id))
+    return mlc_error_set(MLC_EINVAL,
+                         "db_records: '%.32s' is not a record id (16 lower-case hex digits)",
+                         filter->id);
   return with_uri(db, db->backend->query(db, out, filter ? filter : &all, 0));
 }
 

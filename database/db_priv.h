@@ -15,7 +15,8 @@
  *   - top_k / best: measurements only, by median run time ascending, ties by
  *     id ascending (db_record_cmp_time);
  *   - records(filter): newest first (created_at descending), ties by id
- *     ascending (db_record_cmp_newest); limit applies after ordering;
+ *     ascending (db_record_cmp_newest); limit applies after ordering; with
+ *     an id (db.c checked its form), that record or none, by an index;
  *   - stats targets: ascending by strcmp.
  */
 #ifndef MLC_DATABASE_DB_PRIV_H

@@ -1,6 +1,7 @@
 /*
- * transfer.c - copying one database into another (`mlc-db export` and
- * `mlc-db import`, docs/database.md "Backups, export and migration").
+ * transfer.c - db_transfer (database.h): copying one database into another,
+ * behind `mlc-db export` and `mlc-db import` (docs/database.md "Backups,
+ * export and migration").
  *
  * The copy goes through the public interface only, so it works between any
  * two backends (file to PostgreSQL, PostgreSQL to file, file to file) and
@@ -21,7 +22,7 @@
  * was never committed (the interface allows it) are found by comparing
  * the counts against stats() and picked up in one final full pass.
  */
-#include "database/cmd_db.h"
+#include "database/database.h"
 
 #include <stdlib.h>
 #include <string.h>

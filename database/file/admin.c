@@ -1,6 +1,7 @@
 /*
  * admin.c - the file backend's maintenance: prune (rewrite records.jsonl
- * keeping the best measurements) and leases (who is tuning which task).
+ * keeping the best measurements), leases (who is tuning which task) and the
+ * schema version.
  *
  * Prune never edits the live file in place: it writes the kept lines to a
  * temporary file in the same directory, fsyncs it, renames it over
@@ -249,4 +250,19 @@ done:
   fdb_lock(db, LOCK_UN);
   mlc_free(path);
   return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Schema version                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Both files' schema lines were checked when they were opened (and again
+ * when a prune elsewhere replaced one); schema 1 has no migrations, so the
+ * version read then is the version now. The older file is the database's. */
+int fdb_schema_version(db_t *base, int *current, int *supported) {
+  file_db_t *db = fdb(base);
+  int wl = db->wl_file.schema, rec = db->rec_file.schema;
+  *current = wl < rec ? wl : rec;
+  *supported = FDB_SCHEMA;
+  return MLC_OK;
 }

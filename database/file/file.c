@@ -329,7 +329,11 @@ typedef MLC_VEC(int32_t) ivec_t;
 static int collect(file_db_t *db, ivec_t *hits, const db_filter_t *f) {
   const frecords_t *ix = &db->rec;
   int rc = MLC_OK;
-  if (f->trace_hash) {
+  uint64_t id;
+  if (f->id) { /* db.c checked it is 16 hex digits */
+    int32_t i = fcodec_hex_parse(f->id, 16, &id) == MLC_OK ? frecords_find_id(ix, id) : -1;
+    if (i >= 0 && rec_matches(&ix->recs.data[i], f)) rc = mlc_vec_push(hits, i);
+  } else if (f->trace_hash) {
     size_t slot = SIZE_MAX;
     for (int32_t i = u64map_next(&ix->by_trace, f->trace_hash, &slot); i >= 0 && rc == MLC_OK;
          i = ix->recs.data[i].next_same_trace)
@@ -394,7 +398,7 @@ static int fdb_query(db_t *base, db_result_t **out, const db_filter_t *f, int to
   int rc = fdb_refresh(db, FDB_RECORDS, false);
   if (rc == MLC_OK) rc = db_result_new(out);
   if (rc != MLC_OK) goto done;
-  if (top_k_by_time && filter.workload_key && filter.target) {
+  if (top_k_by_time && filter.workload_key && filter.target && !filter.id) {
     rc = collect_fastest(db, &hits, &filter);
   } else {
     rc = collect(db, &hits, &filter);
@@ -456,4 +460,5 @@ const db_backend_t db_backend_file = {
     .stats = fdb_stats,
     .lease = fdb_lease,
     .prune = fdb_prune,
+    .schema_version = fdb_schema_version,
 };

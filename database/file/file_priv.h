@@ -11,7 +11,8 @@
  * tail reads, torn tails, appends), scan.c (a validating JSON scanner that
  * finds a record line's fields without building a tree), codec.c (record and
  * workload lines, timestamps), index.c (the in-memory indexes), file.c (the
- * vtable: open, commit, queries, stats) and admin.c (prune and leases). docs/database.md
+ * vtable: open, commit, queries, stats) and admin.c (prune, leases, schema
+ * version). docs/database.md
  * "File backend" states the guarantees; the comments say how they are kept.
  *
  * Locking protocol (all writers and every reader that reads new bytes):
@@ -43,6 +44,7 @@ typedef struct {
   int64_t off;          /* bytes consumed: the end of the last complete line */
   int64_t line;         /* lines consumed, the schema line included */
   int64_t torn_warned;  /* start of the torn tail last warned about, or -1 */
+  int schema;           /* the version its schema line names (checked <= FDB_SCHEMA) */
 } jl_file_t;
 
 /* Called for each complete line after the schema line: its bytes (no
@@ -266,10 +268,12 @@ int fdb_refresh(file_db_t *db, unsigned what, bool writer);
 /* Reads record i's line back into a full record (strings in arena). */
 int fdb_read_record(file_db_t *db, db_record_t *out, int32_t i, mlc_arena_t *arena);
 
-/* ---- admin.c: prune and leases ------------------------------------------- */
+/* ---- admin.c: prune, leases, schema version ------------------------------ */
 
 int fdb_prune(db_t *db, int64_t *removed, int keep);
 int fdb_lease(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
               bool release);
+/* The files' schema (the older of the two) and FDB_SCHEMA. */
+int fdb_schema_version(db_t *db, int *current, int *supported);
 
 #endif /* MLC_DATABASE_FILE_PRIV_H */

@@ -25,8 +25,10 @@ static int io_error(const char *path, const char *what) {
   return mlc_error_set(MLC_EIO, "%s: %s: %s", path, what, strerror(errno));
 }
 
-/* Checks the first line: {"mlc_db_schema": N} with N <= FDB_SCHEMA. */
-static int schema_check(const char *line, size_t len, const char *path, const char *dir) {
+/* Checks the first line, {"mlc_db_schema": N} with N <= FDB_SCHEMA, and
+ * keeps N in f->schema. */
+static int schema_check(jl_file_t *f, const char *line, size_t len, const char *dir) {
+  const char *path = f->path;
   json_error_t err;
   json_t *j = json_loadb(line, len, 0, &err);
   json_t *v = json_is_object(j) ? json_object_get(j, "mlc_db_schema") : NULL;
@@ -37,6 +39,8 @@ static int schema_check(const char *line, size_t len, const char *path, const ch
   } else if (json_integer_value(v) > FDB_SCHEMA || json_integer_value(v) < 1) {
     rc = mlc_error_set(MLC_EIO, "database %s has schema %lld; this mlc-db understands up to %d: "
                        "upgrade mlc-tune", dir, (long long)json_integer_value(v), FDB_SCHEMA);
+  } else {
+    f->schema = (int)json_integer_value(v);
   }
   json_decref(j);
   return rc;
@@ -74,7 +78,7 @@ static int read_first_line(jl_file_t *f, const char *dir) {
   const char *nl = memchr(buf, '\n', (size_t)n);
   if (!nl)
     return mlc_error_set(MLC_EIO, "%s: not an mlc-db file (no schema line)", f->path);
-  return schema_check(buf, (size_t)(nl - buf), f->path, dir);
+  return schema_check(f, buf, (size_t)(nl - buf), dir);
 }
 
 static int open_fd(jl_file_t *f) {
@@ -134,7 +138,7 @@ static int consume_line(jl_file_t *f, const char *dir, const char *line, size_t 
   int64_t lineno = f->line + 1;
   int rc = MLC_OK;
   if (lineno == 1) {
-    rc = schema_check(line, len, f->path, dir);
+    rc = schema_check(f, line, len, dir);
   } else {
     rc = fn(payload, line, len, f->off);
     if (rc == MLC_EPARSE) {

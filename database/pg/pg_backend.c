@@ -94,4 +94,5 @@ const db_backend_t db_backend_postgresql = {
     .stats = pg_stats,
     .lease = pg_lease,
     .prune = pg_prune,
+    .schema_version = pg_schema_version,
 };

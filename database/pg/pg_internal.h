@@ -44,6 +44,15 @@
   "error_kind, error_msg, compiler_version, worker_id, created_us"
 #define PG_ON_CONFLICT " ON CONFLICT (id) DO NOTHING"
 
+/* db_filter_t as SQL: $1 workload, $2 target, $3 device key, $4 trace hash,
+ * $5 only_ok; a NULL parameter matches anything. */
+#define PG_RECORD_FILTER                                                           \
+  "($1::int8 IS NULL OR r.workload = $1) "                                         \
+  "AND ($2::text IS NULL OR r.target = $2) "                                       \
+  "AND ($3::text IS NULL OR r.device_key = $3) "                                   \
+  "AND ($4::int8 IS NULL OR r.trace_hash = $4) "                                   \
+  "AND ($5::int = 0 OR ($5 = 1 AND r.error_kind = '') OR ($5 = -1 AND r.error_kind <> '')) "
+
 /* Every statement the backend runs, prepared once per connection on first
  * use (statement names are "mlc_<name>").
  *   name              nparams  SQL */
@@ -74,24 +83,18 @@
   X(TOP_K,             3, "SELECT " PG_RECORD_COLUMNS PG_RECORD_FROM                    \
                           "WHERE r.workload = $1 AND r.target = $2 AND r.error_kind = '' " \
                           "ORDER BY r.median, r.id LIMIT $3")                           \
-  /* records(filter): NULL parameters match anything; newest first. */                 \
+  /* records(filter): newest first; $6 the limit (NULL: all rows). */                 \
   X(RECORDS,           6, "SELECT " PG_RECORD_COLUMNS PG_RECORD_FROM                    \
-                          "WHERE ($1::int8 IS NULL OR r.workload = $1) "                \
-                          "AND ($2::text IS NULL OR r.target = $2) "                    \
-                          "AND ($3::text IS NULL OR r.device_key = $3) "                \
-                          "AND ($4::int8 IS NULL OR r.trace_hash = $4) "                \
-                          "AND ($5::int = 0 OR ($5 = 1 AND r.error_kind = '') "         \
-                          "OR ($5 = -1 AND r.error_kind <> '')) "                       \
+                          "WHERE " PG_RECORD_FILTER                                     \
                           "ORDER BY r.created_at DESC, r.id LIMIT $6")                  \
   /* The same filter, fastest first (failures, median NULL, last). */                   \
   X(RECORDS_BY_TIME,   6, "SELECT " PG_RECORD_COLUMNS PG_RECORD_FROM                    \
-                          "WHERE ($1::int8 IS NULL OR r.workload = $1) "                \
-                          "AND ($2::text IS NULL OR r.target = $2) "                    \
-                          "AND ($3::text IS NULL OR r.device_key = $3) "                \
-                          "AND ($4::int8 IS NULL OR r.trace_hash = $4) "                \
-                          "AND ($5::int = 0 OR ($5 = 1 AND r.error_kind = '') "         \
-                          "OR ($5 = -1 AND r.error_kind <> '')) "                       \
+                          "WHERE " PG_RECORD_FILTER                                     \
                           "ORDER BY r.median NULLS LAST, r.id LIMIT $6")                \
+  /* The filter with an id: the unconditional r.id = $7 makes every plan,   \
+   * generic ones included, a primary-key lookup; the rest filters that row. */         \
+  X(RECORD_BY_ID,      7, "SELECT " PG_RECORD_COLUMNS PG_RECORD_FROM                    \
+                          "WHERE r.id = $7 AND " PG_RECORD_FILTER "LIMIT $6")           \
   X(WORKLOADS,         0, "SELECT key, name, tvmscript FROM workloads ORDER BY key < 0, key") \
   X(WORKLOAD,          1, "SELECT key, name, tvmscript FROM workloads WHERE key = $1")   \
   X(STATS_TOTALS,      0, "SELECT (SELECT count(*) FROM workloads), count(*), "          \
@@ -192,6 +195,8 @@ int pg_schema_latest(void);
 /* At open: refuses a database whose schema is newer than this build. */
 int pg_schema_check(pg_db_t *db);
 int pg_init(db_t *db);
+/* The database's version (0 before db_init) and pg_schema_latest(). */
+int pg_schema_version(db_t *db, int *current, int *supported);
 
 /* ---- pg_write.c --------------------------------------------------------- */
 

@@ -9,6 +9,8 @@
  * rows however many records the task has. The general filter uses "$n IS
  * NULL OR column = $n" parameters; PostgreSQL plans those per execution
  * (custom plans) while that is cheaper, so the indexes still serve them.
+ * A filter with an id has its own statement whose id condition is
+ * unconditional, so even a generic plan is a primary-key lookup.
  *
  * Traces and device properties are stored as `json`, which keeps the text,
  * so they come back byte for byte as committed.
@@ -85,7 +87,7 @@ static int add_record_rows(db_result_t *out, const PGresult *res) {
 
 typedef struct {
   pg_stmt_t stmt;
-  const char *params[6];
+  const char *params[7];
   db_result_t **out;
 } query_t;
 
@@ -116,7 +118,7 @@ int pg_query(db_t *db, db_result_t **out, const db_filter_t *f, int top_k_by_tim
   snprintf(limit, sizeof limit, "%d", f->limit);
   query_t q = {.out = out};
   bool top_k = top_k_by_time && f->workload_key && f->target && f->only_ok == 1 && !f->device_key &&
-               !f->trace_hash && f->limit > 0;
+               !f->trace_hash && !f->id && f->limit > 0;
   if (top_k) {
     q.stmt = PG_STMT_TOP_K;
     q.params[0] = key;
@@ -124,12 +126,14 @@ int pg_query(db_t *db, db_result_t **out, const db_filter_t *f, int top_k_by_tim
     q.params[2] = limit;
   } else {
     q.stmt = top_k_by_time ? PG_STMT_RECORDS_BY_TIME : PG_STMT_RECORDS;
+    if (f->id) q.stmt = PG_STMT_RECORD_BY_ID; /* one row at most: no order to keep */
     q.params[0] = f->workload_key ? key : NULL;
     q.params[1] = f->target;
     q.params[2] = f->device_key;
     q.params[3] = f->trace_hash ? hash : NULL;
     q.params[4] = only_ok;
     q.params[5] = f->limit > 0 ? limit : NULL; /* LIMIT NULL: all rows */
+    q.params[6] = f->id;
   }
   return pg_retry(pg_db(db), query_unit, &q);
 }

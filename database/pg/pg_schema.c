@@ -112,6 +112,11 @@ int pg_schema_check(pg_db_t *db) {
   return MLC_OK;
 }
 
+int pg_schema_version(db_t *base, int *current, int *supported) {
+  *supported = pg_schema_latest();
+  return pg_retry(pg_db(base), check_unit, current);
+}
+
 /* The statements of versions above `from`, then their rows in the table. */
 static int apply_migrations(pg_db_t *db, int from) {
   for (int i = 0; i < NMIGRATIONS; i++) {

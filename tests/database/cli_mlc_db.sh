@@ -157,6 +157,7 @@ has "$TMP/out" 'sch.split(loop=l1, factors=[v4, v5]'
 has "$TMP/out" "$(printf 'outcome\tmeasured')"
 has "$TMP/out" "$(printf 'workload\t%s (gmm)' $GMM)"
 run 0 --db "$A" show 9A8E && has "$TMP/out" "$(printf 'id\t%s' $BEST_CPU)" # a unique prefix, any case
+run 0 --db "$A" show 9A8E70831A344080 && has "$TMP/out" "$(printf 'id\t%s' $BEST_CPU)" # a full id, any case
 run 0 --db "$A" show 067d6806dd10ae8c && has "$TMP/out" "$(printf 'error\tlowering failed')" &&
   has "$TMP/out" "$(printf 'outcome\tbuild')" && has "$TMP/out" "$(printf 'median_ms\t-')"
 run 0 --db "$A" show $BEST_CPU --json &&
@@ -210,6 +211,7 @@ if pg_start; then
   "$BIN" --db "$PG" --json list >"$TMP/lp" && "$BIN" --db "$A" --json list >"$TMP/la" && same_output "$TMP/la" "$TMP/lp"
   run 0 --db "$PG" list && has "$TMP/out" "$(printf '%s\tgmm\t%s\t7\t2\t1.01\t%s' $GMM "$CPU" $BEST_CPU)"
   run 0 --db "$PG" show $BEST_CPU && has "$TMP/out" 'b0 = sch.get_block(name="C", func_name="gmm")'
+  run 0 --db "$PG" show 9a8e && has "$TMP/out" "$(printf 'id\t%s' $BEST_CPU)" # a prefix: the scan
   run 1 --db "$PG" show 0123456789abcdef && has "$TMP/err" "no record with id"
   run 0 --db "$PG" export --to "file:$TMP/c" && has "$TMP/out" "copied 13 records"
   "$BIN" --db "file:$TMP/c" --json top -k 100 >"$TMP/tc" && same_output "$TMP/ta" "$TMP/tc" # file -> postgresql -> file
@@ -222,6 +224,7 @@ fi
 # --- prune ----------------------------------------------------------------------
 # the best measurement per workload x target stays, and every failure (the
 # cost model learns from them): 13 - 3 - 4 = 6 go.
+run 0 --db "$B" prune --help && has "$TMP/out" "Failed trials are all kept"
 run 0 --db "$B" prune --keep 1 && has "$TMP/out" "removed 6 records"
 run 0 --db "$B" --json prune --keep 1 && pyjson "d['removed'] == 0"
 run 0 --db "$B" top -k 5 && lines "$TMP/out" 3 && has "$TMP/out" $BEST_CPU && has "$TMP/out" $BEST_GPU

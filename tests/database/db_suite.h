@@ -10,7 +10,7 @@
  * fixture), so tests do not see each other's records. The contract checked
  * here is database.h plus the orders in database/db_priv.h: top_k by median
  * then id, records newest first then id, stats targets sorted, workloads in
- * no particular order; prune keeps every failure.
+ * no particular order; a full id finds one record; prune keeps every failure.
  *
  * db_suite_concurrent_commits (several processes committing into one
  * database at once) is here too so each backend's concurrency test is the
@@ -483,6 +483,66 @@ static void test_record_filters_select_and_order_newest_first(void **state) {
   }
 }
 
+static void test_a_record_is_found_by_its_full_id_and_by_nothing_else(void **state) {
+  db_t *db = suite_db(state);
+  suite_rec_t s[3];
+  suite_ok(&s[0], SUITE_W1, SUITE_CPU, 1, 1e-3, SUITE_T0);
+  suite_fail(&s[1], SUITE_W1, SUITE_CPU, 2, MLC_ERROR_KIND_TIMEOUT, SUITE_T0 + 1);
+  suite_ok(&s[2], SUITE_W2, SUITE_GPU, 3, 2e-3, SUITE_T0 + 2);
+  suite_commit(db, s, 3);
+  for (int i = 0; i < 3; i++) {
+    db_filter_t f = {.id = s[i].r.id};
+    db_result_t *res = suite_records(db, &f);
+    assert_int_equal(res->nrecords, 1);
+    suite_assert_same(&res->records[0], &s[i].r);
+    db_result_free(res);
+  }
+  /* The other fields still filter: the one record, or nothing. */
+  struct {
+    db_filter_t f;
+    int nwant;
+  } cases[] = {
+      {{.id = s[1].r.id, .workload_key = SUITE_W1, .target = SUITE_CPU, .only_ok = -1}, 1},
+      {{.id = s[1].r.id, .trace_hash = s[1].r.trace_hash, .limit = 1}, 1},
+      {{.id = s[1].r.id, .only_ok = 1}, 0},
+      {{.id = s[1].r.id, .workload_key = SUITE_W2}, 0},
+      {{.id = s[2].r.id, .target = SUITE_CPU}, 0},
+      {{.id = s[2].r.id, .device_key = "no-such-device"}, 0},
+      {{.id = "0123456789abcdef"}, 0}, /* well formed, not stored */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    db_result_t *res = suite_records(db, &cases[c].f);
+    if (res->nrecords != cases[c].nwant) fprintf(stderr, "id case %zu\n", c);
+    assert_int_equal(res->nrecords, cases[c].nwant);
+    db_result_free(res);
+  }
+  /* A prefix, another case or length is not an id: refused, not "no match". */
+  char upper[17];
+  for (int i = 0; i < 17; i++)
+    upper[i] = (char)(s[0].r.id[i] >= 'a' ? s[0].r.id[i] - 'a' + 'A' : s[0].r.id[i]);
+  const char *bad[] = {"", "8bad", upper, "0123456789abcdef0", "0123456789abcdeg"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (strcmp(bad[i], s[0].r.id) == 0) continue; /* an id of digits only has no upper case */
+    db_filter_t f = {.id = bad[i]};
+    db_result_t *res = (db_result_t *)1;
+    assert_int_equal(db_records(db, &res, &f), MLC_EINVAL);
+    assert_null(res);
+    assert_non_null(strstr(mlc_error_last(), "is not a record id"));
+  }
+}
+
+static void test_schema_version_is_the_supported_one_after_init(void **state) {
+  db_t *db = suite_db(state); /* the fixture ran db_init */
+  int current = -1, supported = -1;
+  assert_int_equal(db_schema_version(db, &current, &supported), MLC_OK);
+  assert_true(supported >= 1);
+  assert_int_equal(current, supported);
+  assert_int_equal(db_schema_version(db, NULL, NULL), MLC_OK);
+  assert_int_equal(db_schema_version(NULL, &current, &supported), MLC_EINVAL);
+  assert_int_equal(current, 0);
+  assert_int_equal(supported, 0);
+}
+
 static void test_leases_exclude_other_owners_until_expiry_or_release(void **state) {
   db_t *db = suite_db(state);
   bool got = false;
@@ -601,6 +661,8 @@ static MLC_UNUSED int db_suite_run(const char *name, db_suite_fresh_fn fresh, vo
       DB_SUITE_TEST(test_workloads_are_stored_once_and_listed),
       DB_SUITE_TEST(test_stats_count_records_failures_by_kind_and_target),
       DB_SUITE_TEST(test_record_filters_select_and_order_newest_first),
+      DB_SUITE_TEST(test_a_record_is_found_by_its_full_id_and_by_nothing_else),
+      DB_SUITE_TEST(test_schema_version_is_the_supported_one_after_init),
       DB_SUITE_TEST(test_leases_exclude_other_owners_until_expiry_or_release),
       DB_SUITE_TEST(test_prune_keeps_the_best_measurements_and_every_failure),
       DB_SUITE_TEST(test_bad_arguments_are_refused_with_einval),

@@ -5,8 +5,8 @@
  * schema refused), connection failures (unreachable server, bad strings,
  * passwords never shown), four processes committing at once, a killed
  * connection retried without loss, the three batch insert methods storing
- * the same bytes, top_k served by the partial index, and the advisory-lock
- * lease. A server restart mid-run is test_db_pg_restart.c.
+ * the same bytes, top_k served by the partial index, a lookup by id served
+ * by the primary key, and the advisory-lock lease. A server restart mid-run is test_db_pg_restart.c.
  *
  * Skips (printing why) when the PostgreSQL server binaries are missing. The
  * cluster is stopped by the group teardown, or by pg_cluster.h's atexit
@@ -104,6 +104,9 @@ static void test_init_twice_records_each_migration_once(void **state) {
   char name[16];
   db_t *db = open_fresh(name);
   assert_int_equal(db_init(db), MLC_OK);
+  int current = -1;
+  assert_int_equal(db_schema_version(db, &current, NULL), MLC_OK);
+  assert_int_equal(current, pg_schema_latest());
   db_close(db);
   assert_int_equal(count_on(name, "SELECT count(*) FROM mlc_schema_migrations"), pg_schema_latest());
   assert_int_equal(count_on(name, "SELECT max(version) FROM mlc_schema_migrations"),
@@ -137,6 +140,10 @@ static void test_operations_before_init_say_to_run_init(void **state) {
   fresh_pg_db(uri, sizeof uri, NULL);
   db_t *db = NULL;
   assert_int_equal(db_open(&db, uri), MLC_OK); /* open does not create the schema */
+  int current = -1, supported = -1;
+  assert_int_equal(db_schema_version(db, &current, &supported), MLC_OK);
+  assert_int_equal(current, 0); /* no schema yet */
+  assert_int_equal(supported, pg_schema_latest());
   db_stats_t st;
   assert_int_equal(db_stats(db, &st), MLC_EIO);
   assert_non_null(strstr(mlc_error_last(), "mlc-db init"));
@@ -309,22 +316,23 @@ static void test_a_killed_connection_is_retried_without_loss(void **state) {
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* The TOP_K statement's SQL, from the backend's own table. */
-static const char *top_k_sql(void) {
-#define PICK_TOP_K_(name, nparams, sql) \
-  if (PG_STMT_##name == PG_STMT_TOP_K) return sql;
-  PG_STMTS(PICK_TOP_K_)
-#undef PICK_TOP_K_
+/* A statement's SQL, from the backend's own table. */
+static const char *stmt_sql(pg_stmt_t stmt) {
+#define PICK_SQL_(name, nparams, sql) \
+  if (PG_STMT_##name == stmt) return sql;
+  PG_STMTS(PICK_SQL_)
+#undef PICK_SQL_
   return NULL;
 }
 
-static void test_top_k_is_an_index_scan_of_the_partial_index(void **state) {
-  (void)state;
-  char name[16];
+/* A fresh database of 2,000 records (20 workloads x 2 targets, 10%
+ * failures), analysed, so the planner chooses as it would on a farm rather
+ * than scanning a table of a few pages; its name into name. The records
+ * into s (static storage, N of them). */
+enum { PLAN_N = 2000 };
+static void fill_for_plans(char name[16], suite_rec_t *s) {
   db_t *db = open_fresh(name);
-  enum { N = 2000 };
-  static suite_rec_t s[N];
-  for (int i = 0; i < N; i++) { /* 20 workloads x 2 targets, 50 records each, 10% failures */
+  for (int i = 0; i < PLAN_N; i++) {
     uint64_t key = SUITE_W1 + (uint64_t)(i % 20);
     const char *target = (i / 20) % 2 ? SUITE_CPU : SUITE_GPU;
     if (i % 10 == 9)
@@ -332,33 +340,76 @@ static void test_top_k_is_an_index_scan_of_the_partial_index(void **state) {
     else
       suite_ok(&s[i], key, target, i, (1 + i % 37) * 1e-4, SUITE_T0 + i);
   }
-  suite_commit(db, s, N);
+  suite_commit(db, s, PLAN_N);
   db_close(db);
-  char uri[300];
-  snprintf(uri, sizeof uri, "postgresql:///%s?host=%s&port=5432", name, cluster.dir);
-  PGconn *conn = PQconnectdb(uri);
-  assert_int_equal(PQstatus(conn), CONNECTION_OK);
-  PQclear(PQexec(conn, "ANALYZE records"));
+  sql_run(name, "ANALYZE records");
+}
+
+/* The plan of one execution of `stmt` (PREPAREd with `types`, EXECUTEd
+ * with `args`), as EXPLAIN prints it, into out. generic: force the plan
+ * PostgreSQL would cache for any parameters, not one made for these. */
+static void plan_of(mlc_strbuf_t *out, const char *name, pg_stmt_t stmt, const char *types,
+                    const char *args, bool generic) {
   mlc_strbuf_t sb;
   mlc_sb_init(&sb);
-  mlc_sb_printf(&sb, "PREPARE q (int8, text, int) AS %s", top_k_sql());
-  PGresult *res = PQexec(conn, mlc_sb_str(&sb));
-  assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
-  PQclear(res);
-  mlc_sb_reset(&sb);
-  mlc_sb_printf(&sb, "EXPLAIN EXECUTE q (%lld, '%s', 5)", (long long)(int64_t)SUITE_W1, SUITE_CPU);
-  res = PQexec(conn, mlc_sb_str(&sb));
+  mlc_sb_printf(&sb, "SET plan_cache_mode = %s; PREPARE q (%s) AS %s; EXPLAIN EXECUTE q (%s)",
+                generic ? "force_generic_plan" : "auto", types, stmt_sql(stmt), args);
+  PGresult *res = sql_on(name, mlc_sb_str(&sb)); /* the last statement's result */
   assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
-  mlc_sb_reset(&sb);
-  for (int i = 0; i < PQntuples(res); i++) mlc_sb_printf(&sb, "%s\n", PQgetvalue(res, i, 0));
+  mlc_sb_reset(out);
+  for (int i = 0; i < PQntuples(res); i++) mlc_sb_printf(out, "%s\n", PQgetvalue(res, i, 0));
   PQclear(res);
-  PQfinish(conn);
-  const char *plan = mlc_sb_str(&sb);
-  if (!strstr(plan, "Index Scan using records_best_idx") || strstr(plan, "Sort"))
-    fprintf(stderr, "plan:\n%s", plan);
-  assert_non_null(strstr(plan, "Index Scan using records_best_idx")); /* read in index order... */
-  assert_null(strstr(plan, "Sort"));                                  /* ...with nothing to sort */
   mlc_sb_free(&sb);
+}
+
+static void test_top_k_is_an_index_scan_of_the_partial_index(void **state) {
+  (void)state;
+  char name[16], args[128];
+  static suite_rec_t s[PLAN_N];
+  fill_for_plans(name, s);
+  snprintf(args, sizeof args, "%lld, '%s', 5", (long long)(int64_t)SUITE_W1, SUITE_CPU);
+  mlc_strbuf_t plan;
+  mlc_sb_init(&plan);
+  plan_of(&plan, name, PG_STMT_TOP_K, "int8, text, int", args, false);
+  if (!strstr(mlc_sb_str(&plan), "Index Scan using records_best_idx") ||
+      strstr(mlc_sb_str(&plan), "Sort"))
+    fprintf(stderr, "plan:\n%s", mlc_sb_str(&plan));
+  /* Read in index order, with nothing to sort. */
+  assert_non_null(strstr(mlc_sb_str(&plan), "Index Scan using records_best_idx"));
+  assert_null(strstr(mlc_sb_str(&plan), "Sort"));
+  mlc_sb_free(&plan);
+}
+
+static void test_lookup_by_id_is_a_primary_key_scan_even_in_a_generic_plan(void **state) {
+  (void)state;
+  char name[16], args[128];
+  static suite_rec_t s[PLAN_N];
+  fill_for_plans(name, s);
+  /* $1..$5 the other filters (NULL: any), $6 the limit, $7 the id. */
+  snprintf(args, sizeof args, "NULL, NULL, NULL, NULL, 0, NULL, '%s'", s[1234].r.id);
+  mlc_strbuf_t plan;
+  mlc_sb_init(&plan);
+  for (int generic = 0; generic < 2; generic++) {
+    plan_of(&plan, name, PG_STMT_RECORD_BY_ID, "int8, text, text, int8, int, int, text", args,
+            generic);
+    if (!strstr(mlc_sb_str(&plan), "records_pkey") || strstr(mlc_sb_str(&plan), "Seq Scan"))
+      fprintf(stderr, "%s plan:\n%s", generic ? "generic" : "custom", mlc_sb_str(&plan));
+    assert_non_null(strstr(mlc_sb_str(&plan), "Index Scan using records_pkey"));
+    assert_null(strstr(mlc_sb_str(&plan), "Seq Scan"));
+  }
+  mlc_sb_free(&plan);
+
+  /* And the backend uses that statement: the record, whatever else the filter says. */
+  char uri[300];
+  snprintf(uri, sizeof uri, "postgresql:///%s?host=%s&port=5432", name, cluster.dir);
+  db_t *db = NULL;
+  assert_int_equal(db_open(&db, uri), MLC_OK);
+  db_filter_t f = {.id = s[1234].r.id, .workload_key = s[1234].r.workload_key};
+  db_result_t *res = suite_records(db, &f);
+  assert_int_equal(res->nrecords, 1);
+  suite_assert_same(&res->records[0], &s[1234].r);
+  db_result_free(res);
+  db_close(db);
 }
 
 /* ---- leases ------------------------------------------------------------- */
@@ -428,6 +479,7 @@ int main(void) {
       PG_TEST(test_large_batches_span_chunks_in_one_transaction),
       PG_TEST(test_a_killed_connection_is_retried_without_loss),
       PG_TEST(test_top_k_is_an_index_scan_of_the_partial_index),
+      PG_TEST(test_lookup_by_id_is_a_primary_key_scan_even_in_a_generic_plan),
       PG_TEST(test_an_acquire_in_progress_elsewhere_makes_others_give_up_at_once),
   };
   failed += cmocka_run_group_tests_name("postgresql backend", tests, NULL, stop_cluster);

@@ -1,11 +1,12 @@
 /*
- * test_db_transfer.c - db_transfer (database/transfer.c), the copy behind
- * `mlc-db export` and `mlc-db import`: lossless (every field of every record
- * and workload equal after the copy, run times bit for bit, awkward text
- * intact), idempotent (a second copy writes nothing), resumable (a partial
- * destination gets only what it lacks), and the same between backends: file
- * to file always, file to PostgreSQL to file when a throwaway cluster can be
- * started (tests/database/pg_cluster.h; skipped with the reason otherwise).
+ * test_db_transfer.c - db_transfer (database.h; database/transfer.c), the
+ * copy behind `mlc-db export` and `mlc-db import`: lossless (every field of
+ * every record and workload equal after the copy, run times bit for bit,
+ * awkward text intact), idempotent (a second copy writes nothing), resumable
+ * (a partial destination gets only what it lacks), and the same between
+ * backends: file to file always, file to PostgreSQL to file when a throwaway
+ * cluster can be started (tests/database/pg_cluster.h; skipped with the
+ * reason otherwise).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "database/cmd_db.h"
+#include "database/database.h"
 #include "tests/database/pg_cluster.h"
 
 #define OK(x) assert_int_equal((x), MLC_OK)
