@@ -11,6 +11,14 @@
  * (free) must be the very same node. The pairing is kept in both directions so
  * it is a bijection: `x + y` never equals `x + x`.
  *
+ * One exception, in functions only: a buffer used with no declaration (a
+ * view, such as lowering's flat 1-D buffer over a parameter's data var, which
+ * TVMScript declares `C_1 = T.Buffer((4096,), data=C.data)` with no IR
+ * statement) is defined at its first use, as the workload key defines it:
+ * layouts must match and its data var is the one already paired (the storage
+ * it views), or is paired there. A statement compared alone keeps comparing
+ * free buffers by identity.
+ *
  * Names (function, variables, buffers) and the "global_symbol" attribute are
  * ignored; block names, dtypes, immediates (floats bit for bit), strings,
  * annotations (in order), scopes and buffer layouts are not.
@@ -35,6 +43,7 @@ typedef struct {
   char path[512];
   size_t path_len;
   bool reported;
+  bool views;         /* comparing functions: undeclared buffers are views */
 } eq_t;
 
 static bool eq_expr(eq_t *q, const tir_expr_t *a, const tir_expr_t *b);
@@ -171,10 +180,13 @@ static bool eq_use_var(eq_t *q, const tir_var_t *a, const tir_var_t *b) {
   return eq_fail(q, "variable differs: %s vs %s", a->u.var.name, b->u.var.name);
 }
 
+static bool eq_def_view(eq_t *q, const tir_buffer_t *a, const tir_buffer_t *b);
+
 static bool eq_use_buffer(eq_t *q, const tir_buffer_t *a, const tir_buffer_t *b) {
   if (!a || !b) return a == b || eq_fail(q, "buffer missing on one side");
   const void *ma = tir_ptrmap_get(&q->bufs, a);
   const void *mb = tir_ptrmap_get(&q->bufs_rev, b);
+  if (!ma && !mb && a != b && q->views) return eq_def_view(q, a, b);
   bool ok = (ma || mb) ? (ma == b && mb == a) : a == b;
   if (ok) return true;
   return eq_fail(q, "buffer differs: %s vs %s", a->name, b->name);
@@ -240,6 +252,22 @@ static bool eq_def_buffer(eq_t *q, const tir_buffer_t *a, const tir_buffer_t *b)
   bool ok = eq_buffer_layout(q, a, b);
   if (ok && a->data && b->data) ok = eq_def_var(q, a->data, b->data);
   else if (ok && !a->data != !b->data) ok = eq_fail(q, "buffer data variable missing on one side");
+  eq_pop(q, mark);
+  return ok && eq_map_put(q, &q->bufs, &q->bufs_rev, a, b);
+}
+
+/* A view met for the first time on both sides (see the top of the file):
+ * the data var is used when either side has it paired, so a view of C's
+ * storage only equals a view of the storage C is paired with. */
+static bool eq_def_view(eq_t *q, const tir_buffer_t *a, const tir_buffer_t *b) {
+  size_t mark = eq_push(q, "view %s", a->name);
+  bool ok = eq_buffer_layout(q, a, b);
+  if (ok && (!a->data || !b->data))
+    ok = a->data == b->data || eq_fail(q, "buffer data variable missing on one side");
+  else if (ok && eq_both_unmapped(q, a->data, b->data) && a->data != b->data)
+    ok = eq_def_var(q, a->data, b->data);
+  else if (ok)
+    ok = eq_use_var(q, a->data, b->data);
   eq_pop(q, mark);
   return ok && eq_map_put(q, &q->bufs, &q->bufs_rev, a, b);
 }
@@ -543,6 +571,7 @@ static void eq_init(eq_t *q, char *why, size_t why_len) {
 bool tir_func_equal(const tir_func_t *a, const tir_func_t *b, char *why, size_t why_len) {
   eq_t q;
   eq_init(&q, why, why_len);
+  q.views = true;
   bool ok;
   if (!a || !b) {
     ok = a == b || eq_fail(&q, "function missing on one side");

@@ -2,14 +2,19 @@
  * parse_block.c - blocks and buffers: `with T.block(...)` (and T.sblock) with
  * their header statements (T.axis.*, T.where, T.reads, T.writes,
  * T.block_attr, `with T.init()`), and the buffer declarations T.alloc_buffer,
- * T.decl_buffer, T.match_buffer and the arguments they share with T.Buffer.
+ * T.decl_buffer, T.match_buffer and the arguments they share with T.Buffer,
+ * and `X = T.Buffer(..., data=Y.data)` views of existing storage.
  *
  * Header statements fill the block_ctx_t of the innermost block while its body
  * is parsed; the block is built when the body ends. Regions omitted from the
  * script are derived from the body (tir_block_derive_regions), as TVM does,
- * except for the function's root block, whose regions stay empty.
+ * except for the function's root block, whose regions stay empty; views of
+ * the block's own storage are left out, like its allocations. A header
+ * statement may not name a buffer declared inside the block: the header
+ * prints before the block's declarations, so the text would not read back.
  */
 #include "tir/parse_internal.h"
+#include "tir/ptrmap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +23,101 @@ static void require_block_list(parser_t *p, const tok_t *t, const char *what) {
   if (p->list != LIST_BLOCK || !p->blk)
     parse_fail(p, t, "'%s' is only allowed directly inside a block", what);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Derived regions and views                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Derived regions name every buffer the body accesses, views included. A
+ * view over storage the block itself defines (an alloc_buffer, a
+ * decl_buffer inside), or shaped by its iterators or inner loops, can only
+ * be declared inside the block, after the header that would name it; like
+ * the block's own allocations it is no access from outside, and its regions
+ * are left out. */
+typedef struct {
+  tir_ptrmap_t defs; /* variables the block defines */
+  bool local;        /* scratch: a visited expression uses one */
+} local_ctx_t;
+
+static void def_local(local_ctx_t *ctx, const tir_var_t *v) {
+  if (v) tir_ptrmap_put(&ctx->defs, v, (void *)v); /* OOM longjmps (parser arenas) */
+}
+
+static void def_block_locals(local_ctx_t *ctx, const tir_block_t *b) {
+  for (int i = 0; i < b->niter_vars; i++) def_local(ctx, b->iter_vars[i].var);
+  for (int i = 0; i < b->nalloc_buffers; i++) def_local(ctx, b->alloc_buffers[i]->data);
+  for (int i = 0; i < b->nmatch_buffers; i++) {
+    const tir_buffer_t *m = b->match_buffers[i].buffer;
+    def_local(ctx, m->data);
+    for (int d = 0; d < m->ndim; d++)
+      if (m->shape[d]->kind == TIR_VAR) def_local(ctx, m->shape[d]);
+    for (int d = 0; m->strides && d < m->ndim; d++)
+      if (m->strides[d]->kind == TIR_VAR) def_local(ctx, m->strides[d]);
+    if (m->elem_offset && m->elem_offset->kind == TIR_VAR) def_local(ctx, m->elem_offset);
+  }
+}
+
+static bool local_stmt(tir_visitor_t *vis, tir_stmt_t *s) {
+  local_ctx_t *ctx = vis->payload;
+  if (s->kind == TIR_FOR) def_local(ctx, s->u.loop.var);
+  if (s->kind == TIR_LET) def_local(ctx, s->u.let.var);
+  if (s->kind == TIR_ALLOCATE) def_local(ctx, s->u.allocate.buffer->data);
+  return true;
+}
+
+static bool local_block(tir_visitor_t *vis, tir_block_t *b, tir_stmt_t *realize) {
+  def_block_locals(vis->payload, b);
+  return true;
+}
+
+static bool local_use(tir_visitor_t *vis, tir_expr_t *e) {
+  local_ctx_t *ctx = vis->payload;
+  if (e->kind == TIR_VAR && tir_ptrmap_get(&ctx->defs, e)) ctx->local = true;
+  return !ctx->local;
+}
+
+static bool is_local_view(local_ctx_t *ctx, const tir_buffer_t *b) {
+  tir_visitor_t vis = {.expr = local_use, .payload = ctx};
+  ctx->local = false;
+  tir_visit_expr(&vis, b->data);
+  for (int d = 0; d < b->ndim; d++) tir_visit_expr(&vis, b->shape[d]);
+  for (int d = 0; b->strides && d < b->ndim; d++) tir_visit_expr(&vis, b->strides[d]);
+  tir_visit_expr(&vis, b->elem_offset);
+  return ctx->local;
+}
+
+static void drop_local_views(local_ctx_t *ctx, tir_region_t *rs, int *n) {
+  int kept = 0;
+  for (int i = 0; i < *n; i++)
+    if (!is_local_view(ctx, rs[i].buffer)) rs[kept++] = rs[i];
+  *n = kept;
+}
+
+static void derive_regions(parser_t *p, tir_block_t *b, const block_ctx_t *ctx) {
+  tir_region_t *reads = NULL, *writes = NULL;
+  int nreads = 0, nwrites = 0;
+  tir_block_derive_regions(p->arena, b, &reads, &nreads, &writes, &nwrites);
+  local_ctx_t locals = {.local = false};
+  tir_ptrmap_init(&locals.defs, p->tmp);
+  def_block_locals(&locals, b);
+  tir_visitor_t vis = {.stmt = local_stmt, .block = local_block, .payload = &locals};
+  tir_visit_stmt(&vis, b->init);
+  tir_visit_stmt(&vis, b->body);
+  if (!ctx->has_reads) {
+    drop_local_views(&locals, reads, &nreads);
+    b->reads = reads;
+    b->nreads = nreads;
+  }
+  if (!ctx->has_writes) {
+    drop_local_views(&locals, writes, &nwrites);
+    b->writes = writes;
+    b->nwrites = nwrites;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Blocks                                                                    */
+/* ------------------------------------------------------------------------ */
 
 static tir_block_t *finish_block(parser_t *p, const char *name, block_ctx_t *ctx, tir_stmt_t *body,
                                  bool is_root) {
@@ -36,19 +136,8 @@ static tir_block_t *finish_block(parser_t *p, const char *name, block_ctx_t *ctx
   b->reads = parse_dup(p, ctx->reads.data, ctx->reads.len, sizeof(*ctx->reads.data));
   b->nwrites = ctx->writes.len;
   b->writes = parse_dup(p, ctx->writes.data, ctx->writes.len, sizeof(*ctx->writes.data));
-  if ((!ctx->has_reads || !ctx->has_writes) && !(is_root && b->niter_vars == 0)) {
-    tir_region_t *reads = NULL, *writes = NULL;
-    int nreads = 0, nwrites = 0;
-    tir_block_derive_regions(p->arena, b, &reads, &nreads, &writes, &nwrites);
-    if (!ctx->has_reads) {
-      b->reads = reads;
-      b->nreads = nreads;
-    }
-    if (!ctx->has_writes) {
-      b->writes = writes;
-      b->nwrites = nwrites;
-    }
-  }
+  if ((!ctx->has_reads || !ctx->has_writes) && !(is_root && b->niter_vars == 0))
+    derive_regions(p, b, ctx);
   return b;
 }
 
@@ -63,7 +152,7 @@ tir_stmt_t *parse_block(parser_t *p, const tok_t *with_tok) {
   expect_op(p, ")");
   /* An explicit root block: named "root" at the top of the function body. */
   bool is_root = !p->blk && p->list == LIST_FUNC && strcmp(name, "root") == 0;
-  block_ctx_t ctx = {.parent = p->blk};
+  block_ctx_t ctx = {.parent = p->blk, .scope = scope_mark(p)};
   p->blk = &ctx;
   p->fn->nblocks++;
   parse_enter(p, with_tok);
@@ -207,14 +296,17 @@ void parse_axis_assign(parser_t *p, const tok_t **targets, int n) {
   char what[64];
   snprintf(what, sizeof what, "T.%s", path);
   require_block_list(p, t, what);
+  p->blk->in_header = true;
   if (strcmp(path, "axis.remap") == 0) {
     parse_remap(p, targets, n);
+    p->blk->in_header = false;
     return;
   }
   for (size_t i = 0; i < sizeof axis_kinds / sizeof *axis_kinds; i++) {
     if (strcmp(axis_kinds[i].name, path) != 0) continue;
     if (n != 1) parse_fail(p, t, "'T.%s' defines one variable but %d are assigned", path, n);
     parse_axis(p, targets[0], t, path, axis_kinds[i].type);
+    p->blk->in_header = false;
     return;
   }
   parse_fail(p, t, "unknown function 'T.%s'", path);
@@ -228,10 +320,12 @@ void parse_axis_assign(parser_t *p, const tok_t **targets, int n) {
 void parse_where(parser_t *p, const tok_t *t) {
   require_block_list(p, t, "T.where");
   if (p->blk->where) parse_fail(p, t, "duplicate 'T.where'");
+  p->blk->in_header = true;
   expect_op(p, "(");
   p->blk->where = parse_cond(p, "the block predicate");
   accept_op(p, ",");
   expect_op(p, ")");
+  p->blk->in_header = false;
 }
 
 static tir_region_t parse_region_arg(parser_t *p) {
@@ -239,7 +333,14 @@ static tir_region_t parse_region_arg(parser_t *p) {
   sym_t *s = scope_lookup(p, name->text, name->len);
   if (!s) parse_fail(p, name, "unknown name '%s'", tok_desc(p, name));
   if (s->kind != SYM_BUFFER) parse_fail(p, name, "'%s' is not a buffer", tok_desc(p, name));
+  check_header_buffer(p, name, s);
   return parse_region(p, name, s->buffer);
+}
+
+void check_header_buffer(parser_t *p, const tok_t *name, const sym_t *s) {
+  if (p->blk && p->blk->in_header && s - p->syms.data >= p->blk->scope)
+    parse_fail(p, name, "buffer '%s' is declared inside this block: its header cannot use it",
+               tok_desc(p, name));
 }
 
 /* reads = ("T.reads" | "T.writes") "(" (region ("," region)* | "[" regions "]")? ")" */
@@ -249,6 +350,7 @@ void parse_reads_writes(parser_t *p, const tok_t *t, bool writes) {
   bool *given = writes ? &p->blk->has_writes : &p->blk->has_reads;
   if (*given) parse_fail(p, t, "duplicate '%s'", what);
   *given = true;
+  p->blk->in_header = true;
   expect_op(p, "(");
   bool list = accept_op(p, "[");
   const char *close = list ? "]" : ")";
@@ -262,16 +364,19 @@ void parse_reads_writes(parser_t *p, const tok_t *t, bool writes) {
   }
   expect_op(p, close);
   if (list) expect_op(p, ")");
+  p->blk->in_header = false;
 }
 
 /* block_attr = "T.block_attr" "(" annotations ")" */
 void parse_block_attr(parser_t *p, const tok_t *t) {
   require_block_list(p, t, "T.block_attr");
+  p->blk->in_header = true;
   expect_op(p, "(");
   tir_annot_t *a;
   int n = parse_annotations(p, &a);
   accept_op(p, ",");
   expect_op(p, ")");
+  p->blk->in_header = false;
   for (int i = 0; i < n; i++) pvec_push(p, &p->blk->annots, a[i]);
 }
 
@@ -312,6 +417,24 @@ static bool accept_empty_list(parser_t *p) {
   return true;
 }
 
+/* data_ref = NAME "." "data" | NAME: a buffer's data var or a handle variable. */
+static tir_var_t *parse_data_ref(parser_t *p) {
+  const tok_t *name = expect_name(p, "a buffer's data or a handle variable");
+  sym_t *s = scope_lookup(p, name->text, name->len);
+  if (!s) parse_fail(p, name, "unknown name '%s'", tok_desc(p, name));
+  if (s->kind == SYM_BUFFER) {
+    if (!tok_is_op(peek(p), "."))
+      parse_fail(p, name, "data= takes a handle: write '%s.data'", tok_desc(p, name));
+    return parse_buffer_data(p, name, s->buffer);
+  }
+  if (!tir_dtype_is_handle(s->var->dtype)) {
+    char buf[24];
+    parse_fail(p, name, "data= takes a handle, not '%s' of dtype %s", tok_desc(p, name),
+               dtype_name(s->var->dtype, buf));
+  }
+  return s->var;
+}
+
 /* One `key=value` argument of a buffer declaration. */
 static void parse_buffer_kwarg(parser_t *p, buffer_spec_t *spec, const tok_t *key) {
   if (tok_is_name(key, "shape")) {
@@ -336,7 +459,10 @@ static void parse_buffer_kwarg(parser_t *p, buffer_spec_t *spec, const tok_t *ke
   } else if (tok_is_name(key, "buffer_type")) {
     expect_string(p, "a buffer type");
   } else if (tok_is_name(key, "data")) {
-    if (!accept_none(p)) parse_fail(p, key, "'data=' is not supported");
+    if (!accept_none(p)) {
+      spec->data = parse_data_ref(p);
+      spec->data_tok = key;
+    }
   } else if (tok_is_name(key, "axis_separators")) {
     if (!accept_none(p) && !accept_empty_list(p))
       parse_fail(p, key, "'axis_separators=' is not supported");
@@ -372,6 +498,9 @@ void parse_buffer_args(parser_t *p, buffer_spec_t *spec, const char *closer, con
 }
 
 tir_buffer_t *buffer_from_spec(parser_t *p, const tok_t *name, const buffer_spec_t *spec) {
+  if (spec->data)
+    parse_fail(p, spec->data_tok,
+               "'data=' is only supported in a view, 'X = T.Buffer(..., data=Y.data)' in a body");
   tir_buffer_t *b = tir_buffer_new(p->arena, tok_strdup(p, name), spec->dtype, spec->shape.data,
                                    spec->shape.len, spec->scope);
   if (spec->has_strides) b->strides = parse_dup(p, spec->strides.data, spec->strides.len, sizeof(tir_expr_t *));
@@ -435,4 +564,23 @@ void parse_match_buffer(parser_t *p, const tok_t *name, const tok_t *fn_tok) {
   tir_match_buffer_t m = {buffer_from_spec(p, name, &spec), source};
   pvec_push(p, &p->blk->matches, m);
   scope_declare(p, name, SYM_BUFFER)->buffer = m.buffer;
+}
+
+/* view = NAME "=" "T.Buffer" "(" buffer_args ")" with data= among them.
+ * A DeclBuffer without allocation, as TVM prints lowered code's flat views
+ * of a parameter: a new buffer over the storage of data=, which the IR holds
+ * only through the buffer's data var (no statement). Scoped like other
+ * buffers: to the rest of the enclosing statement list. */
+void parse_buffer_view(parser_t *p, const tok_t *name, const tok_t *fn_tok) {
+  buffer_spec_t spec;
+  expect_op(p, "(");
+  parse_buffer_args(p, &spec, ")", "T.Buffer");
+  expect_op(p, ")");
+  tir_var_t *data = spec.data;
+  if (!data)
+    parse_fail(p, fn_tok, "a 'T.Buffer' in a body views existing storage: it needs data=Y.data");
+  spec.data = NULL;
+  tir_buffer_t *b = buffer_from_spec(p, name, &spec);
+  b->data = data;
+  scope_declare(p, name, SYM_BUFFER)->buffer = b;
 }

@@ -320,6 +320,7 @@ static pexpr_t parse_name_atom(parser_t *p) {
   sym_t *s = scope_lookup(p, t->text, t->len);
   if (!s) parse_fail(p, t, "unknown name '%s'", tok_desc(p, t));
   if (s->kind == SYM_BUFFER) {
+    check_header_buffer(p, t, s);
     if (tok_is_op(peek(p), ".")) return pexpr_of(p, t, parse_buffer_data(p, t, s->buffer), 1);
     if (!tok_is_op(peek(p), "[")) parse_fail(p, t, "buffer '%s' used as a value", tok_desc(p, t));
     return parse_load(p, t, s->buffer);

@@ -85,6 +85,8 @@ typedef struct block_ctx {
   PVEC(tir_annot_t) annots;
   tir_stmt_t *init;
   tir_expr_t *where;
+  int scope;      /* scope mark at the block's start: later symbols are its own */
+  bool in_header; /* parsing T.reads/T.writes/T.where/T.axis/T.block_attr */
 } block_ctx_t;
 
 /* The function being parsed. */
@@ -199,6 +201,9 @@ void parse_axis_assign(parser_t *p, const tok_t **targets, int ntargets);
 void parse_where(parser_t *p, const tok_t *t);
 void parse_reads_writes(parser_t *p, const tok_t *t, bool writes);
 void parse_block_attr(parser_t *p, const tok_t *t);
+/* A buffer named in a block's header must come from outside the block: the
+ * header prints before the block's own declarations. */
+void check_header_buffer(parser_t *p, const tok_t *name, const sym_t *s);
 
 /* What T.Buffer / T.match_buffer / T.alloc_buffer / T.decl_buffer take. */
 typedef struct {
@@ -209,15 +214,21 @@ typedef struct {
   tir_expr_t *elem_offset;
   const char *scope;
   int align, offset_factor;
+  tir_var_t *data;       /* data=Y.data / data=handle_var (views only); NULL: none */
+  const tok_t *data_tok; /* the `data` keyword, for errors */
 } buffer_spec_t;
 /* Shape, dtype and keyword arguments up to (not including) `closer`. */
 void parse_buffer_args(parser_t *p, buffer_spec_t *spec, const char *closer, const char *fn);
+/* A new buffer with its own data var; data= is an error here (views only). */
 tir_buffer_t *buffer_from_spec(parser_t *p, const tok_t *name, const buffer_spec_t *spec);
 /* `X = T.alloc_buffer(...)`, `X = T.decl_buffer(...)` (returns the ALLOCATE
  * whose body the caller fills), `X = T.match_buffer(...)`. */
 void parse_alloc_buffer(parser_t *p, const tok_t *name, const tok_t *fn_tok);
 tir_stmt_t *parse_decl_buffer(parser_t *p, const tok_t *name, const tok_t *fn_tok);
 void parse_match_buffer(parser_t *p, const tok_t *name, const tok_t *fn_tok);
+/* `X = T.Buffer(shape, dtype, data=Y.data, ...)` in a body: a view of
+ * existing storage, declared in the current scope; no statement. */
+void parse_buffer_view(parser_t *p, const tok_t *name, const tok_t *fn_tok);
 
 /* ------------------------------------------------------------------------ */
 /* parse_expr.c                                                              */

@@ -1,7 +1,7 @@
 /*
  * parse_stmt.c - TVMScript statements: statement lists and suites, loops,
  * if/elif/else, `with` (blocks, T.init, T.attr), assert, stores, let-bindings,
- * declarations and expression statements.
+ * declarations (variables, buffers, views) and expression statements.
  *
  * A statement list is parsed into items first and built back to front:
  * let-bindings, asserts and T.decl_buffer take the rest of their list as
@@ -431,7 +431,8 @@ static tir_stmt_t *parse_name_assign(parser_t *p, const tok_t *name, bool *opens
   } else if (path && strncmp(path, "axis.", 5) == 0) {
     parse_axis_assign(p, &name, 1);
   } else if (path && strcmp(path, "Buffer") == 0) {
-    parse_fail(p, first, "'T.Buffer' declarations in the body are not supported");
+    parse_t_path(p, &first);
+    parse_buffer_view(p, name, first);
   } else if (!path || !try_var_decl(p, name, path)) {
     pexpr_t v = parse_pexpr(p); /* x = e: a let-binding of e's dtype */
     tir_var_t *var = tir_var(p->arena, tok_strdup(p, name), v.e->dtype);

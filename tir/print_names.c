@@ -205,27 +205,39 @@ void tir_printer_put_var(tir_printer_t *p, const tir_var_t *v) {
     }
     /* Used before any definition: a free variable. A dry run records it so
      * the real run declares it up front. */
-    if (p->collect_free) {
-      if (p->nfree == p->cap_free) {
-        int cap = p->cap_free ? p->cap_free * 2 : 8;
-        tir_var_t **grown = mlc_realloc(p->free_vars, (size_t)cap * sizeof(*grown));
-        if (!grown) {
-          p->oom = true;
-          return;
-        }
-        p->free_vars = grown;
-        p->cap_free = cap;
-      }
-      p->free_vars[p->nfree++] = (tir_var_t *)v;
-    }
+    if (p->collect_free) tir_printer_note_free(p, v);
     name = tir_printer_define(p, v, v->u.var.name);
   }
   mlc_sb_append(p->sb, name);
 }
 
+void tir_printer_note_free(tir_printer_t *p, const tir_var_t *v) {
+  for (int i = 0; i < p->nfree; i++)
+    if (p->free_vars[i] == v) return;
+  if (p->nfree == p->cap_free) {
+    int cap = p->cap_free ? p->cap_free * 2 : 8;
+    tir_var_t **grown = mlc_realloc(p->free_vars, (size_t)cap * sizeof(*grown));
+    if (!grown) {
+      p->oom = true;
+      return;
+    }
+    p->free_vars = grown;
+    p->cap_free = cap;
+  }
+  p->free_vars[p->nfree++] = (tir_var_t *)v;
+}
+
 void tir_printer_put_buffer(tir_printer_t *p, const tir_buffer_t *b) {
   const char *name = tir_printer_name_of(p, b);
-  mlc_sb_append(p->sb, name ? name : tir_printer_define_buffer(p, b));
+  if (!name && p->collect_free) {
+    /* Used before any declaration: a view, which a dry run records so the
+     * real run declares it (print_views.c). It does not own its data var. */
+    tir_printer_note_view(p, b);
+    name = tir_printer_define(p, b, b->name);
+  } else if (!name) {
+    name = tir_printer_define_buffer(p, b);
+  }
+  mlc_sb_append(p->sb, name);
 }
 
 void tir_printer_push_loop(tir_printer_t *p, const tir_stmt_t *loop) {

@@ -8,6 +8,8 @@
  *                  buffer declarations
  *   print_expr.c   expressions with Python precedence, immediates, strings
  *   print_names.c  Python identifiers for variables and buffers, with scopes
+ *   print_views.c  declarations of buffers nothing declares (lowering's flat
+ *                  views of a parameter): `C_1 = T.Buffer((4096,), data=C.data)`
  *
  * The format is docs/tir.md "Canonical TVMScript"; the parser reads it back.
  */
@@ -30,6 +32,18 @@ typedef struct {
   tir_print_strslot_t *slots;
 } tir_print_strset_t;
 
+/* Views: buffers used in a function but declared nowhere (not a parameter's
+ * buffer, not allocated, matched or decl_buffer'ed), such as lowering's flat
+ * 1-D views that share a parameter's data var. They print as TVM prints a
+ * DeclBuffer without allocation, `C_1 = T.Buffer((4096,), data=C.data)`, as
+ * soon as what they name is defined (print_views.c). One list per function,
+ * shared by its dry runs (which append the views they meet, in order of
+ * first use) and its real run (which declares them). */
+typedef struct {
+  const tir_buffer_t **bufs;
+  int n, cap;
+} tir_print_views_t;
+
 typedef struct {
   mlc_strbuf_t *sb;         /* output */
   mlc_arena_t *arena;       /* names and tables; freed by tir_printer_fini */
@@ -49,6 +63,7 @@ typedef struct {
   bool collect_free;
   tir_var_t **free_vars;
   int nfree, cap_free;
+  tir_print_views_t *views; /* NULL outside a function (tir_print_stmt) */
   bool oom;                 /* an allocation failed: the output is not to be used */
 } tir_printer_t;
 
@@ -77,6 +92,8 @@ const char *tir_printer_define_buffer(tir_printer_t *p, const tir_buffer_t *b);
 /* `hint` made a valid identifier on its own (function names). */
 const char *tir_printer_identifier(tir_printer_t *p, const char *hint);
 void tir_printer_put_var(tir_printer_t *p, const tir_var_t *v);
+/* Dry runs: v is used with no definition (listed once; no name given). */
+void tir_printer_note_free(tir_printer_t *p, const tir_var_t *v);
 void tir_printer_put_buffer(tir_printer_t *p, const tir_buffer_t *b);
 /* Loop stack for the remap test. */
 void tir_printer_push_loop(tir_printer_t *p, const tir_stmt_t *loop);
@@ -87,6 +104,16 @@ void tir_printer_pop_loop(tir_printer_t *p);
  * elem_offset that have no name yet, in that order of first appearance;
  * `scoped`: names of the innermost open scope (a block's match_buffer). */
 void tir_printer_declare_buffer_vars(tir_printer_t *p, const tir_buffer_t *b, bool scoped);
+
+/* print_views.c */
+void tir_print_views_fini(tir_print_views_t *v); /* frees the list */
+/* A dry run met b with no declaration: appends it unless listed, and notes
+ * the variables it names that nothing defines as free. */
+void tir_printer_note_view(tir_printer_t *p, const tir_buffer_t *b);
+/* At a definition point: `X = T.Buffer(...)` lines for the listed views not
+ * yet declared whose data var, shape, strides and elem_offset are now all
+ * defined. */
+void tir_printer_declare_views(tir_printer_t *p);
 
 /* print_expr.c */
 void tir_printer_expr(tir_printer_t *p, const tir_expr_t *e);
@@ -109,8 +136,10 @@ void tir_printer_stmt(tir_printer_t *p, const tir_stmt_t *s);
 void tir_printer_body(tir_printer_t *p, const tir_stmt_t *s);
 void tir_printer_line(tir_printer_t *p); /* starts a line: the indentation */
 /* `(shape), "dtype", strides=..., ...` for T.Buffer / T.alloc_buffer /
- * T.match_buffer / T.decl_buffer; float32 omitted unless always_dtype. */
-void tir_printer_buffer_args(tir_printer_t *p, const tir_buffer_t *b, bool always_dtype);
+ * T.match_buffer / T.decl_buffer; float32 omitted unless always_dtype;
+ * `data=Y.data` after the dtype when with_data (views). */
+void tir_printer_buffer_args(tir_printer_t *p, const tir_buffer_t *b, bool always_dtype,
+                             bool with_data);
 /* `X = T.alloc_buffer(...)` lines of a block (root included). */
 void tir_printer_alloc_buffers(tir_printer_t *p, const tir_block_t *b);
 

@@ -41,12 +41,17 @@ static void indented_body(tir_printer_t *p, const tir_stmt_t *s) {
 /* Buffers and regions                                                       */
 /* ------------------------------------------------------------------------ */
 
-void tir_printer_buffer_args(tir_printer_t *p, const tir_buffer_t *b, bool always_dtype) {
+void tir_printer_buffer_args(tir_printer_t *p, const tir_buffer_t *b, bool always_dtype,
+                             bool with_data) {
   mlc_strbuf_t *sb = p->sb;
   put_tuple(p, b->shape, b->ndim);
   if (always_dtype || !tir_dtype_eq(b->dtype, tir_dt_FLOAT32())) {
     mlc_sb_append(sb, ", ");
     tir_printer_dtype_str(sb, b->dtype);
+  }
+  if (with_data && b->data) {
+    mlc_sb_append(sb, ", data=");
+    tir_printer_put_var(p, b->data);
   }
   if (b->strides) {
     mlc_sb_append(sb, ", strides=");
@@ -95,7 +100,7 @@ void tir_printer_alloc_buffers(tir_printer_t *p, const tir_block_t *b) {
   for (int i = 0; i < b->nalloc_buffers; i++) {
     tir_printer_line(p);
     mlc_sb_printf(p->sb, "%s = T.alloc_buffer(", tir_printer_define_buffer(p, b->alloc_buffers[i]));
-    tir_printer_buffer_args(p, b->alloc_buffers[i], false);
+    tir_printer_buffer_args(p, b->alloc_buffers[i], false, false);
     mlc_sb_append(p->sb, ")\n");
   }
 }
@@ -111,7 +116,7 @@ static void put_match_buffers(tir_printer_t *p, const tir_block_t *b) {
     mlc_sb_printf(p->sb, "%s = T.match_buffer(", tir_printer_define_buffer(p, m->buffer));
     put_region(p, &m->source);
     mlc_sb_append(p->sb, ", ");
-    tir_printer_buffer_args(p, m->buffer, false);
+    tir_printer_buffer_args(p, m->buffer, false, false);
     mlc_sb_append(p->sb, ")\n");
   }
 }
@@ -203,6 +208,7 @@ static void put_block_contents(tir_printer_t *p, const tir_block_t *b, const tir
   }
   tir_printer_alloc_buffers(p, b);
   put_match_buffers(p, b);
+  tir_printer_declare_views(p);
   if (b->init) {
     tir_printer_line(p);
     mlc_sb_append(p->sb, "with T.init():\n");
@@ -246,6 +252,14 @@ static int grid_chain(const tir_stmt_t *s, const tir_stmt_t **chain) {
   return n;
 }
 
+/* A loop body: its variables are defined, so views naming them may be. */
+static void loop_body(tir_printer_t *p, const tir_stmt_t *body) {
+  p->indent += INDENT_STEP;
+  tir_printer_declare_views(p);
+  tir_printer_body(p, body);
+  p->indent -= INDENT_STEP;
+}
+
 static void put_grid(tir_printer_t *p, const tir_stmt_t *const *chain, int n) {
   int scope = tir_printer_scope_open(p);
   tir_printer_line(p);
@@ -261,7 +275,7 @@ static void put_grid(tir_printer_t *p, const tir_stmt_t *const *chain, int n) {
   }
   mlc_sb_append(p->sb, "):\n");
   for (int i = 0; i < n; i++) tir_printer_push_loop(p, chain[i]);
-  indented_body(p, chain[n - 1]->u.loop.body);
+  loop_body(p, chain[n - 1]->u.loop.body);
   for (int i = 0; i < n; i++) tir_printer_pop_loop(p);
   tir_printer_scope_close(p, scope);
 }
@@ -303,7 +317,7 @@ static void put_for(tir_printer_t *p, const tir_stmt_t *s) {
   put_loop_iter(p, s);
   mlc_sb_append(p->sb, ":\n");
   tir_printer_push_loop(p, s);
-  indented_body(p, s->u.loop.body);
+  loop_body(p, s->u.loop.body);
   tir_printer_pop_loop(p);
   tir_printer_scope_close(p, scope);
 }
@@ -334,6 +348,7 @@ static void put_let(tir_printer_t *p, const tir_stmt_t *s) {
   mlc_sb_append(p->sb, " = ");
   tir_printer_expr(p, s->u.let.value);
   mlc_sb_putc(p->sb, '\n');
+  tir_printer_declare_views(p);
   tir_printer_body(p, s->u.let.body);
   tir_printer_scope_close(p, scope);
 }
@@ -388,8 +403,9 @@ static void put_evaluate(tir_printer_t *p, const tir_stmt_t *s) {
 static void put_allocate(tir_printer_t *p, const tir_stmt_t *s) {
   tir_printer_line(p);
   mlc_sb_printf(p->sb, "%s = T.decl_buffer(", tir_printer_define_buffer(p, s->u.allocate.buffer));
-  tir_printer_buffer_args(p, s->u.allocate.buffer, false);
+  tir_printer_buffer_args(p, s->u.allocate.buffer, false, false);
   mlc_sb_append(p->sb, ")\n");
+  tir_printer_declare_views(p);
   tir_printer_body(p, s->u.allocate.body);
 }
 

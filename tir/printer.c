@@ -4,10 +4,14 @@
  *
  * A function prints in two passes. The first is a dry run whose text is
  * thrown away: it finds the variables that are used without any definition
- * (free symbolic variables, a parameter's handle used in the body). The
- * second declares those up front (`n = T.int32()`) and prints for real. Names
- * are given in order of first printing (print_names.c), so the dry run must
- * not leak names into the real pass: each pass has its own printer.
+ * (free symbolic variables, a parameter's handle used in the body) and the
+ * buffers used without any declaration (views, print_views.c). The second
+ * declares those (`n = T.int32()` up front, `C_1 = T.Buffer(...)` as soon as
+ * what the view names is defined) and prints for real. A dry run that found views
+ * is run again with them declared, since their declarations may use free
+ * variables too. Names are given in order of first printing
+ * (print_names.c), so a dry run must not leak names into the real pass: each
+ * pass has its own printer.
  */
 #include "tir/print_priv.h"
 
@@ -53,7 +57,7 @@ static void put_signature(tir_printer_t *p, const tir_func_t *f, const bool *pla
     if (plain[i]) {
       const tir_buffer_t *b = param_buffer(f, i);
       mlc_sb_printf(p->sb, "%s: T.Buffer(", tir_printer_define_buffer(p, b));
-      tir_printer_buffer_args(p, b, true);
+      tir_printer_buffer_args(p, b, true, false);
       mlc_sb_putc(p->sb, ')');
     } else {
       const tir_var_t *v = f->params[i];
@@ -110,10 +114,11 @@ static void put_preamble(tir_printer_t *p, const tir_func_t *f, const bool *plai
     mlc_sb_printf(p->sb, "%s = T.match_buffer(", tir_printer_define_buffer(p, b));
     tir_printer_put_var(p, f->params[i]);
     mlc_sb_append(p->sb, ", ");
-    tir_printer_buffer_args(p, b, false);
+    tir_printer_buffer_args(p, b, false, false);
     mlc_sb_append(p->sb, ")\n");
   }
   for (int i = 0; i < nfree; i++) declare_var(p, free_vars[i], false);
+  tir_printer_declare_views(p);
 }
 
 static bool find_block(tir_visitor_t *vis, tir_block_t *b, tir_stmt_t *realize) {
@@ -165,6 +170,7 @@ static void put_func(tir_printer_t *p, const tir_func_t *f, tir_var_t *const *fr
     tir_printer_line(p);
     mlc_sb_append(p->sb, "# with T.block(\"root\"):\n");
     tir_printer_alloc_buffers(p, root);
+    tir_printer_declare_views(p);
     tir_printer_body(p, root->body);
   } else {
     tir_printer_body(p, f->body);
@@ -173,28 +179,47 @@ static void put_func(tir_printer_t *p, const tir_func_t *f, tir_var_t *const *fr
   if (plain != stack_plain) mlc_free(plain);
 }
 
+/* Dry runs until one finds no new view (views declared by a run are not
+ * met undeclared by the next): the last one's free variables go to *dry,
+ * which the caller finalises. False when out of memory. */
+static bool dry_runs(tir_printer_t *dry, const tir_func_t *f, tir_print_views_t *views) {
+  enum { MAX_DRY_RUNS = 4 }; /* 2 in practice; more only for malformed scoping */
+  bool ok = true;
+  int known = -1;
+  for (int run = 0; ok && run < MAX_DRY_RUNS && views->n != known; run++) {
+    known = views->n;
+    tir_printer_fini(dry);
+    mlc_strbuf_t scratch;
+    mlc_sb_init(&scratch);
+    ok = tir_printer_init(dry, &scratch);
+    if (ok) {
+      dry->collect_free = true;
+      dry->views = views;
+      put_func(dry, f, NULL, 0);
+      ok = !dry->oom && !scratch.failed;
+    }
+    mlc_sb_free(&scratch);
+  }
+  return ok;
+}
+
 /* Prints f into sb at `indent`; false when out of memory. */
 static bool print_func_at(mlc_strbuf_t *sb, const tir_func_t *f, int indent) {
   tir_printer_t dry, real;
   memset(&dry, 0, sizeof(dry));
   memset(&real, 0, sizeof(real));
-  mlc_strbuf_t scratch;
-  mlc_sb_init(&scratch);
-  bool ok = tir_printer_init(&dry, &scratch);
-  if (ok) {
-    dry.collect_free = true;
-    put_func(&dry, f, NULL, 0);
-    ok = !dry.oom && !scratch.failed;
-  }
-  mlc_sb_free(&scratch);
+  tir_print_views_t views = {0};
+  bool ok = dry_runs(&dry, f, &views);
   if (ok) ok = tir_printer_init(&real, sb);
   if (ok) {
     real.indent = indent;
+    real.views = &views;
     put_func(&real, f, dry.free_vars, dry.nfree);
     ok = !real.oom;
   }
   tir_printer_fini(&real);
   tir_printer_fini(&dry);
+  tir_print_views_fini(&views);
   return ok && !sb->failed;
 }
 

@@ -146,6 +146,9 @@ static bool vf_use_buffer(vf_t *v, const tir_buffer_t *b) {
     return false;
   }
   if (vf_count(&v->bufs, b)) return true;
+  /* A view declared by its use (lowered code's flat `C_1 = T.Buffer((4096,),
+   * data=C.data)`): defined when the storage it aliases is. */
+  if (b->data && vf_var_defined(v, b->data)) return true;
   if (vf_first_report(v, b, REPORT_UNDEFINED)) vf_report(v, "buffer %s is used but not defined", b->name);
   return false;
 }

@@ -211,6 +211,9 @@ static const char MM_FLAT[] =
     "\n"
     "@T.prim_func\n"
     "def main(A: T.Buffer((16, 16), \"float32\"), B: T.Buffer((16, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")):\n"
+    "    C_1 = T.Buffer((256,), data=C.data)\n"
+    "    A_1 = T.Buffer((256,), data=A.data)\n"
+    "    B_1 = T.Buffer((256,), data=B.data)\n"
     "    for i, j, k in T.grid(16, 16, 16):\n"
     "        if k == 0:\n"
     "            C_1[i * 16 + j] = T.float32(0)\n"
@@ -221,6 +224,8 @@ static const char COMPUTEAT_FLAT[] =
     "\n"
     "@T.prim_func\n"
     "def main(A: T.Buffer((16, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")):\n"
+    "    A_1 = T.Buffer((256,), data=A.data)\n"
+    "    C_1 = T.Buffer((256,), data=C.data)\n"
     "    for i_0 in range(4):\n"
     "        B = T.decl_buffer((64,))\n"
     "        for ax0, ax1 in T.grid(4, 16):\n"
@@ -233,6 +238,8 @@ static const char ALIGN_FLAT[] =
     "\n"
     "@T.prim_func\n"
     "def main(A: T.Buffer((16, 16), \"float32\"), C: T.Buffer((16, 16), \"float32\")):\n"
+    "    A_1 = T.Buffer((256,), data=A.data)\n"
+    "    C_1 = T.Buffer((256,), data=C.data)\n"
     "    B = T.decl_buffer((271,))\n"
     "    for i, j in T.grid(16, 16):\n"
     "        B[i * 17 + j] = A_1[i * 16 + j] + T.float32(1)\n"
@@ -247,6 +254,8 @@ static const char STRIDED_FLAT[] =
     "    s0 = T.int32()\n"
     "    off = T.int32()\n"
     "    A = T.match_buffer(a, (4, 4), strides=(s0, 1), elem_offset=off)\n"
+    "    B_1 = T.Buffer((16,), data=B.data)\n"
+    "    A_1 = T.Buffer((off + (1 + 3 * s0 + 3),), data=A.data)\n"
     "    for i, j in T.grid(4, 4):\n"
     "        B_1[i * 4 + j] = A_1[j * s0 + i + off]\n";
 
@@ -255,6 +264,8 @@ static const char RAMPS_FLAT[] =
     "\n"
     "@T.prim_func\n"
     "def main(A: T.Buffer((4, 8), \"float32\"), B: T.Buffer((8, 4), \"float32\")):\n"
+    "    B_1 = T.Buffer((32,), data=B.data)\n"
+    "    A_1 = T.Buffer((32,), data=A.data)\n"
     "    for i in range(4):\n"
     "        B_1[T.Ramp(i, 4, 8)] = A_1[T.Ramp(i * 8, 1, 8)] + T.Broadcast(A_1[i * 8], 8)\n";
 

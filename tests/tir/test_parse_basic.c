@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -493,6 +494,86 @@ static void test_uint64_literals_and_buffer_data(void **state) {
   tir_func_free(f);
 }
 
+/* `X = T.Buffer(..., data=Y.data)` in a body is a view: a new buffer over
+ * Y's storage (its data var), with no statement of its own. */
+static void test_buffer_views_share_their_storage(void **state) {
+  (void)state;
+  tir_func_t *f = parse_func_ok("@T.prim_func\n"
+                                "def f(A: T.Buffer((4, 4), \"float16\"), p: T.handle):\n"
+                                "    A_1 = T.Buffer((16,), \"float16\", data=A.data, strides=(1,), "
+                                "elem_offset=2, align=16)\n"
+                                "    P = T.Buffer(shape=(8,), dtype=\"int32\", data=p)\n"
+                                "    for i in range(16):\n"
+                                "        A_1[i] = T.float16(0)\n"
+                                "    P[0] = 1\n"
+                                "    X = T.decl_buffer((32,), scope=\"local\")\n"
+                                "    X_1 = T.Buffer((2, 16), data=X.data, scope=\"local\")\n"
+                                "    X_1[1, 0] = T.float32(2)\n");
+  tir_stmt_t *loop = nth(f->body, 0), *alloc = nth(f->body, 2);
+  assert_int_equal(loop->kind, TIR_FOR); /* the views added no statement */
+  tir_buffer_t *A1 = loop->u.loop.body->u.store.buffer;
+  assert_string_equal(A1->name, "A_1");
+  assert_ptr_not_equal(A1, f->buffer_map[0]);
+  assert_ptr_equal(A1->data, f->buffer_map[0]->data);
+  assert_true(tir_dtype_eq(A1->dtype, tir_dt_FLOAT16()));
+  assert_int_equal(A1->ndim, 1);
+  assert_const(A1->shape[0], tir_dt_INT32(), 16);
+  assert_non_null(A1->strides);
+  assert_const(A1->strides[0], tir_dt_INT32(), 1);
+  assert_const(A1->elem_offset, tir_dt_INT32(), 2);
+  assert_int_equal(A1->align, 16);
+  tir_buffer_t *P = nth(f->body, 1)->u.store.buffer;
+  assert_ptr_equal(P->data, f->params[1]);
+  assert_true(tir_dtype_eq(P->dtype, tir_dt_INT32()));
+  assert_int_equal(alloc->kind, TIR_ALLOCATE);
+  tir_buffer_t *X1 = alloc->u.allocate.body->u.store.buffer;
+  assert_ptr_equal(X1->data, alloc->u.allocate.buffer->data);
+  assert_string_equal(X1->scope, "local");
+  assert_int_equal(X1->ndim, 2);
+  tir_func_free(f);
+}
+
+/* Derived regions leave out a view of the block's own storage (declared
+ * after the header, like the allocation), not a view of outer storage. */
+static void test_derived_regions_leave_out_views_of_block_storage(void **state) {
+  (void)state;
+  tir_func_t *f = parse_func_ok(BUF16
+                                "    with T.block(\"b\"):\n"
+                                "        S = T.alloc_buffer((4,))\n"
+                                "        V = T.Buffer((2, 2), data=S.data)\n"
+                                "        W = T.Buffer((4, 4), data=A.data)\n"
+                                "        V[0, 1] = A[3]\n"
+                                "        W[1, 2] = V[0, 1]\n");
+  tir_block_t *b = root_body(f)->u.realize.block;
+  assert_int_equal(b->nreads, 1);
+  assert_ptr_equal(b->reads[0].buffer, f->buffer_map[0]);
+  assert_int_equal(b->nwrites, 1);
+  assert_string_equal(b->writes[0].buffer->name, "W");
+  assert_ptr_equal(b->writes[0].buffer->data, f->buffer_map[0]->data);
+  tir_func_free(f);
+}
+
+/* A view is paired at its first use: equal up to its name, not equal when
+ * it views other storage. */
+static void test_views_are_equal_only_over_paired_storage(void **state) {
+  (void)state;
+  const char *head = "@T.prim_func\n"
+                     "def f(A: T.Buffer((4, 4), \"float32\"), B: T.Buffer((4, 4), \"float32\")):\n";
+  char src[3][512];
+  snprintf(src[0], sizeof src[0], "%s    V = T.Buffer((16,), data=A.data)\n    V[0] = B[0, 0]\n", head);
+  snprintf(src[1], sizeof src[1], "%s    W = T.Buffer((16,), data=A.data)\n    W[0] = B[0, 0]\n", head);
+  snprintf(src[2], sizeof src[2], "%s    V = T.Buffer((16,), data=B.data)\n    V[0] = B[0, 0]\n", head);
+  tir_func_t *f[3];
+  for (int i = 0; i < 3; i++) f[i] = parse_func_ok(src[i]);
+  char why[256];
+  assert_true(tir_func_equal(f[0], f[1], why, sizeof why));
+  assert_false(tir_func_equal(f[0], f[2], why, sizeof why));
+  assert_non_null(strstr(why, "view V"));
+  /* Alone, a statement's views are free buffers: compared by identity. */
+  assert_false(tir_stmt_equal(f[0]->body, f[1]->body));
+  for (int i = 0; i < 3; i++) tir_func_free(f[i]);
+}
+
 static void test_legacy_spellings(void **state) {
   (void)state;
   tir_func_t *f = parse_func_ok("from tvm.script import tir as T\n"
@@ -646,6 +727,9 @@ int main(void) {
       cmocka_unit_test(test_symbolic_vars_and_match_buffer),
       cmocka_unit_test(test_block_level_symbolic_vars_belong_to_the_block),
       cmocka_unit_test(test_uint64_literals_and_buffer_data),
+      cmocka_unit_test(test_buffer_views_share_their_storage),
+      cmocka_unit_test(test_views_are_equal_only_over_paired_storage),
+      cmocka_unit_test(test_derived_regions_leave_out_views_of_block_storage),
       cmocka_unit_test(test_legacy_spellings),
       cmocka_unit_test(test_scalar_params_may_follow_the_buffers_using_them),
       cmocka_unit_test(test_vector_slices_and_calls),

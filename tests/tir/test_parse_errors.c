@@ -136,6 +136,24 @@ static const error_case_t cases[] = {
      3, 25, "literal -1 does not fit in uint64"},
     {HDR "    T.evaluate(A.shape)\n",
      3, 18, "buffer 'A' has no attribute 'shape' (only '.data' is supported)"},
+    /* Views: `X = T.Buffer(...)` in a body needs the storage it views. */
+    {HDR "    V = T.Buffer((16,))\n",
+     3, 9, "a 'T.Buffer' in a body views existing storage: it needs data=Y.data"},
+    {HDR "    V = T.Buffer((16,), data=A)\n",
+     3, 30, "data= takes a handle: write 'A.data'"},
+    {HDR "    x: T.int32 = 1\n    V = T.Buffer((16,), data=x)\n",
+     4, 30, "data= takes a handle, not 'x' of dtype int32"},
+    {HDR "    V = T.Buffer((16,), data=Q.data)\n",
+     3, 30, "unknown name 'Q'"},
+    {HDR "    B = T.alloc_buffer((4,), data=A.data)\n",
+     3, 30, "'data=' is only supported in a view, 'X = T.Buffer(..., data=Y.data)' in a body"},
+    {HDR "    for i in range(4):\n        V = T.Buffer((16,), data=A.data)\n        V[i] = 1.0\n    V[0] = 1.0\n",
+     6, 5, "unknown name 'V'"},
+    /* A block's header prints before its declarations: it cannot use them. */
+    {HDR "    with T.block(\"b\"):\n        S = T.alloc_buffer((4,))\n        T.reads(S[0:4])\n        A[0] = S[0]\n",
+     5, 17, "buffer 'S' is declared inside this block: its header cannot use it"},
+    {HDR "    with T.block(\"b\"):\n        S = T.alloc_buffer((4,))\n        T.where(S[0] > T.float32(0))\n        A[0] = S[0]\n",
+     5, 17, "buffer 'S' is declared inside this block: its header cannot use it"},
 };
 
 static void test_each_error_names_what_and_where(void **state) {
@@ -293,7 +311,9 @@ static const char medium[] =
     "\n"
     "    @T.prim_func\n"
     "    def low(A: T.Buffer((64,), \"float32\")):\n"
+    "        A_1 = T.Buffer((8, 8), data=A.data)\n"
     "        for i in T.thread_binding(8, thread=\"threadIdx.x\"):\n"
+    "            A_1[i, 0] = T.float32(0)\n"
     "            x: T.float32 = A[i] * 2\n"
     "            assert x > 0, \"positive\"\n"
     "            D = T.decl_buffer((8,), \"float16\", scope=\"shared\")\n"

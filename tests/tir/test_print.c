@@ -914,6 +914,82 @@ static void test_non_plain_params_use_match_buffer_after_their_vars(void **state
   tir_func_free(f);
 }
 
+/* Views (buffers nothing declares, such as lowering's flat buffers over a
+ * parameter) of every kind of storage: parameters' data, a handle parameter,
+ * a decl_buffer, a block's alloc_buffer and a handle let. */
+static tir_func_t *make_views(void) {
+  tir_func_t *f = tir_func_new("main");
+  mlc_arena_t *a = f->arena;
+  int64_t s44[2] = {4, 4}, s16 = 16, s8 = 8, s2 = 2, s22[2] = {2, 2};
+  tir_buffer_t *A = buffer(a, "A", tir_dt_FLOAT16(), s44, 2), *B = buf2(a, "B", 4, 4);
+  tir_var_t *p = tir_var(a, "p", tir_dt_HANDLE()), *q = tir_var(a, "q", tir_dt_HANDLE());
+  tir_var_t *params[3] = {A->data, B->data, p};
+  tir_buffer_t *bmap[3] = {A, B, NULL};
+  f->nparams = 3;
+  f->params = mlc_arena_memdup(a, params, sizeof(params));
+  f->buffer_map = mlc_arena_memdup(a, bmap, sizeof(bmap));
+  tir_buffer_t *Bf = buf1(a, "B", 16), *Af = buffer(a, "A", tir_dt_FLOAT16(), &s16, 1);
+  tir_buffer_t *P = buffer(a, "P", tir_dt_INT32(), &s8, 1), *Q = buffer(a, "Q", tir_dt_INT32(), &s2, 1);
+  Bf->data = B->data, Af->data = A->data, P->data = p, Q->data = q;
+  tir_buffer_t *X = buf1(a, "X", 32), *Xv = buf2(a, "X", 4, 4);
+  X->scope = Xv->scope = "local";
+  Xv->data = X->data;
+  Xv->strides = mlc_arena_alloc(a, sizeof(tir_expr_t *) * 2);
+  Xv->strides[0] = I(a, 8), Xv->strides[1] = I(a, 1);
+  Xv->elem_offset = I(a, 2);
+  Xv->align = 64, Xv->offset_factor = 1;
+  tir_buffer_t *S = buf1(a, "S", 4), *Sv = buffer(a, "S", tir_dt_FLOAT32(), s22, 2);
+  Sv->data = S->data;
+  tir_block_t *blk = tir_block_new(a, "blk");
+  blk->nalloc_buffers = 1;
+  blk->alloc_buffers = mlc_arena_memdup(a, &S, sizeof(S));
+  blk->body = store2(a, Sv, I(a, 0), I(a, 1), tir_load(a, X, (tir_expr_t *[]){I(a, 0)}, 1));
+  tir_var_t *i = ivar(a, "i"), *j = ivar(a, "j"), *k = ivar(a, "k");
+  tir_expr_t *flat = bin(a, TIR_ADD, bin(a, TIR_MUL, i, I(a, 4)), j);
+  tir_stmt_t *in_x[2] = {loop(a, i, 4, loop(a, j, 4, store2(a, Xv, i, j, tir_load(a, Bf, &flat, 1)))),
+                         tir_block_realize(a, NULL, 0, NULL, blk)};
+  tir_stmt_t *body[4] = {
+      loop(a, k, 16, store1(a, Bf, k, tir_cast(a, tir_dt_FLOAT32(), tir_load(a, Af, &k, 1)))),
+      store1(a, P, I(a, 0), I(a, 1)), tir_allocate(a, X, tir_seq(a, in_x, 2)),
+      tir_let_stmt(a, q, p, store1(a, Q, I(a, 1), I(a, 2)))};
+  f->body = root(a, tir_seq(a, body, 4));
+  return f;
+}
+
+static const char views_text[] =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 4), \"float16\"), B: T.Buffer((4, 4), \"float32\"), p: T.handle):\n"
+    "    B_1 = T.Buffer((16,), data=B.data)\n"
+    "    A_1 = T.Buffer((16,), \"float16\", data=A.data)\n"
+    "    P = T.Buffer((8,), \"int32\", data=p)\n"
+    "    # with T.block(\"root\"):\n"
+    "    for k in range(16):\n"
+    "        B_1[k] = T.Cast(\"float32\", A_1[k])\n"
+    "    P[0] = 1\n"
+    "    X = T.decl_buffer((32,), scope=\"local\")\n"
+    "    X_1 = T.Buffer((4, 4), data=X.data, strides=(8, 1), elem_offset=2, scope=\"local\", "
+    "align=64, offset_factor=1)\n"
+    "    for i, j in T.grid(4, 4):\n"
+    "        X_1[i, j] = B_1[i * 4 + j]\n"
+    "    with T.block(\"blk\"):\n"
+    "        T.reads()\n"
+    "        T.writes()\n"
+    "        S = T.alloc_buffer((4,))\n"
+    "        S_1 = T.Buffer((2, 2), data=S.data)\n"
+    "        S_1[0, 1] = X[0]\n"
+    "    q: T.handle = p\n"
+    "    Q = T.Buffer((2,), \"int32\", data=q)\n"
+    "    Q[1] = 2\n";
+
+static void test_views_are_declared_where_their_storage_is_defined(void **state) {
+  (void)state;
+  tir_func_t *f = make_views();
+  expect_func(f, views_text);
+  tir_func_free(f);
+}
+
 static tir_func_t *module_func(tir_module_t *m, const char *name, int64_t n) {
   tir_func_t *f = mlc_arena_alloc(m->arena, sizeof(*f));
   f->arena = m->arena;
@@ -961,9 +1037,8 @@ static void test_module_prints_its_functions_in_a_class(void **state) {
   tir_module_free(m);
 }
 
-static void test_printing_fails_cleanly_when_memory_runs_out(void **state) {
-  (void)state;
-  tir_func_t *f = make_matmul();
+/* Every allocation of printing f fails in turn: NULL each time, no leak. */
+static void expect_clean_failures(tir_func_t *f, const char *want) {
   long before = mlc_alloc_count();
   char *text = tir_print_func(f);
   long needed = mlc_alloc_count() - before;
@@ -975,9 +1050,15 @@ static void test_printing_fails_cleanly_when_memory_runs_out(void **state) {
     assert_null(text);
   }
   text = tir_print_func(f);
-  expect_text(text, matmul_text);
+  expect_text(text, want);
   mlc_free(text);
   tir_func_free(f);
+}
+
+static void test_printing_fails_cleanly_when_memory_runs_out(void **state) {
+  (void)state;
+  expect_clean_failures(make_matmul(), matmul_text);
+  expect_clean_failures(make_views(), views_text); /* with its extra dry run */
 }
 
 int main(void) {
@@ -1002,6 +1083,7 @@ int main(void) {
       cmocka_unit_test(test_root_without_blocks_prints_explicitly),
       cmocka_unit_test(test_statements_print_their_python_forms),
       cmocka_unit_test(test_non_plain_params_use_match_buffer_after_their_vars),
+      cmocka_unit_test(test_views_are_declared_where_their_storage_is_defined),
       cmocka_unit_test(test_module_prints_its_functions_in_a_class),
       cmocka_unit_test(test_printing_fails_cleanly_when_memory_runs_out),
   };

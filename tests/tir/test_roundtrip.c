@@ -3,7 +3,8 @@
  * file of tests/tir/corpus and every built-in workload, print(parse(print(f)))
  * is byte-identical to print(f) and parse(print(f)) is structurally equal to
  * f. A few corpus files also have their canonical text pinned in
- * tests/tir/expected/<name>.py.
+ * tests/tir/expected/<name>.py. Lowered code (compiler/lower) round-trips
+ * too: its flat views of parameters print as `C_1 = T.Buffer(..., data=C.data)`.
  *
  * Every file is checked before the test fails, and each failure names the
  * file and the first differing line, then shows both texts.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/compiler.h"
 #include "tir/tir.h"
 
 #define CORPUS_DIR MLC_TEST_DIR "/tir/corpus"
@@ -228,6 +230,88 @@ static void test_builtin_workloads_round_trip(void **state) {
     }
   }
   if (failed) print_error("%d of %d workloads failed the round trip\n", failed, n);
+  assert_int_equal(failed, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lowered workloads                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Small shapes, so lowering and printing take milliseconds; a workload not
+ * listed here is lowered at its defaults. */
+static const struct {
+  const char *name;
+  int n;
+  int64_t shape[12];
+} small_shapes[] = {
+    {"GMM", 3, {8, 8, 8}},
+    {"BMM", 4, {2, 4, 4, 4}},
+    {"GMV", 2, {8, 8}},
+    {"C1D", 7, {1, 8, 4, 4, 3, 2, 1}},
+    {"C2D", 9, {1, 6, 6, 4, 4, 3, 3, 1, 1}},
+    {"C3D", 11, {1, 4, 4, 4, 2, 2, 3, 3, 3, 1, 1}},
+    {"DEP", 8, {1, 6, 6, 4, 3, 3, 1, 1}},
+    {"DIL", 10, {1, 6, 6, 4, 4, 3, 3, 1, 2, 2}},
+    {"GRP", 10, {1, 6, 6, 4, 8, 3, 3, 2, 1, 4}},
+    {"T2D", 9, {1, 4, 4, 4, 4, 4, 4, 2, 1}},
+    {"NRM", 3, {1, 4, 4}},
+    {"SFM", 2, {4, 8}},
+    {"LN", 2, {4, 8}},
+    {"D+B+R", 3, {4, 8, 8}},
+};
+
+/* A built-in workload at small shapes, lowered: its text (with the views'
+ * declarations) reads back to an equal function that prints the same. */
+static bool check_lowered_workload(const tir_workload_desc_t *desc, const mlc_target_t *target) {
+  bool ok = false;
+  tir_func_t *f = NULL, *low = NULL;
+  tir_module_t *m = NULL;
+  char *printed = NULL;
+  const int64_t *shape = NULL;
+  int nshape = 0;
+  for (size_t i = 0; i < sizeof(small_shapes) / sizeof(small_shapes[0]); i++)
+    if (strcmp(small_shapes[i].name, desc->name) == 0)
+      shape = small_shapes[i].shape, nshape = small_shapes[i].n;
+  if (tir_workload_build(&f, desc->name, shape, nshape, tir_dt_FLOAT32(), tir_dtype(0, 0, 0)) != MLC_OK ||
+      mlc_lower(&low, f, target, NULL) != MLC_OK)
+    goto fail;
+  if (!(m = tir_module_new("Module")) || !(printed = tir_print_func(low))) goto fail;
+  m->bare_func = true;
+  m->nfuncs = 1;
+  m->funcs = mlc_arena_memdup(m->arena, &low, sizeof(low));
+  /* Every workload reads a parameter, and lowering reads parameters only
+   * through views, which must be declared. */
+  if (!strstr(printed, " = T.Buffer(")) {
+    print_error("lowered %s: no view declared:\n", desc->name);
+    print_long(printed);
+    goto done;
+  }
+  ok = check_reprint(m, printed, desc->name);
+  goto done;
+fail:
+  print_error("lowered workload %s: %s\n", desc->name, mlc_error_last());
+done:
+  mlc_free(printed);
+  tir_module_free(m);
+  tir_func_free(low);
+  tir_func_free(f);
+  return ok;
+}
+
+static void test_lowered_workloads_round_trip(void **state) {
+  (void)state;
+  mlc_target_t target;
+  assert_int_equal(mlc_target_parse(&target, "llvm -mcpu=skylake-avx512 -num-cores=2"), MLC_OK);
+  int n, failed = 0;
+  const tir_workload_desc_t *descs = tir_workloads(&n);
+  assert_true(n > 0);
+  for (int i = 0; i < n; i++) {
+    if (!check_lowered_workload(&descs[i], &target)) {
+      print_error("FAILED: lowered workload %s\n\n", descs[i].name);
+      failed++;
+    }
+  }
+  if (failed) print_error("%d of %d lowered workloads failed the round trip\n", failed, n);
   assert_int_equal(failed, 0);
 }
 
@@ -448,18 +532,74 @@ static tir_func_t *make_tensorized(void) {
   return f;
 }
 
+static tir_buffer_t *view_of(mlc_arena_t *a, const char *name, tir_dtype_t t, tir_var_t *data,
+                             int64_t n0, int64_t n1) {
+  tir_expr_t *shape[2] = {I(a, n0), I(a, n1)};
+  tir_buffer_t *b = tir_buffer_new(a, name, t, shape, n1 ? 2 : 1, NULL);
+  b->data = data;
+  return b;
+}
+
+/* Views (buffers no statement declares, as lowering's flat buffers) of
+ * every kind of storage: a parameter's data, a handle parameter, a
+ * decl_buffer (with strides, offset, scope and align), a block's
+ * alloc_buffer and a handle let. */
+static tir_func_t *make_views(void) {
+  tir_func_t *f = tir_func_new("views");
+  mlc_arena_t *a = f->arena;
+  tir_expr_t *s44[2] = {I(a, 4), I(a, 4)}, *s32 = I(a, 32), *s4 = I(a, 4);
+  tir_buffer_t *A = tir_buffer_new(a, "A", tir_dt_FLOAT16(), s44, 2, NULL);
+  tir_var_t *p = tir_var(a, "p", tir_dt_HANDLE()), *q = tir_var(a, "q", tir_dt_HANDLE());
+  tir_var_t *params[2] = {A->data, p};
+  tir_buffer_t *bmap[2] = {A, NULL};
+  f->nparams = 2;
+  f->params = mlc_arena_memdup(a, params, sizeof(params));
+  f->buffer_map = mlc_arena_memdup(a, bmap, sizeof(bmap));
+  tir_buffer_t *Af = view_of(a, "A", tir_dt_FLOAT16(), A->data, 16, 0);
+  tir_buffer_t *P = view_of(a, "P", tir_dt_INT32(), p, 8, 0), *Q = view_of(a, "Q", tir_dt_INT32(), q, 2, 0);
+  tir_buffer_t *X = tir_buffer_new(a, "X", tir_dt_FLOAT16(), &s32, 1, "local");
+  tir_buffer_t *Xv = view_of(a, "X", tir_dt_FLOAT16(), X->data, 4, 4);
+  Xv->scope = "local";
+  Xv->strides = mlc_arena_alloc(a, sizeof(tir_expr_t *) * 2);
+  Xv->strides[0] = I(a, 8), Xv->strides[1] = I(a, 1);
+  Xv->elem_offset = I(a, 2);
+  Xv->align = 64, Xv->offset_factor = 1;
+  tir_buffer_t *S = tir_buffer_new(a, "S", tir_dt_FLOAT32(), &s4, 1, NULL);
+  tir_buffer_t *Sv = view_of(a, "S", tir_dt_FLOAT32(), S->data, 2, 2);
+  tir_block_t *blk = tir_block_new(a, "blk");
+  blk->nalloc_buffers = 1;
+  blk->alloc_buffers = mlc_arena_memdup(a, &S, sizeof(S));
+  tir_expr_t *sv_idx[2] = {I(a, 1), I(a, 0)};
+  blk->body = tir_store(a, Sv, tir_cast(a, tir_dt_FLOAT32(), ld(a, X, I(a, 3))), sv_idx, 2);
+  tir_var_t *i = tir_var(a, "i", tir_dt_INT32());
+  tir_expr_t *xv_idx[2] = {tir_binary(a, TIR_FLOOR_DIV, i, I(a, 4)), tir_binary(a, TIR_FLOOR_MOD, i, I(a, 4))};
+  /* decl_buffer and let take the rest of their list as body: they come last. */
+  tir_stmt_t *in_x[3] = {tir_for(a, i, I(a, 0), I(a, 16), TIR_FOR_SERIAL, tir_store(a, Xv, ld(a, Af, i), xv_idx, 2)),
+                         tir_block_realize(a, NULL, 0, NULL, blk),
+                         tir_let_stmt(a, q, p, st(a, Q, I(a, 1), I(a, 2)))};
+  tir_stmt_t *body[2] = {st(a, P, I(a, 0), I(a, 1)), tir_allocate(a, X, seq(a, in_x, 3))};
+  tir_block_t *root = tir_block_new(a, "root");
+  root->body = seq(a, body, 2);
+  f->body = tir_block_realize(a, NULL, 0, NULL, root);
+  return f;
+}
+
 static void test_printer_only_features_round_trip(void **state) {
   (void)state;
   tir_func_t *zoo = make_statement_zoo(), *sym = make_symbolic(), *tens = make_tensorized();
+  tir_func_t *views = make_views();
   bool zoo_ok = check_built(zoo, "statement zoo");
   bool sym_ok = check_built(sym, "symbolic params");
   bool tens_ok = check_built(tens, "tensorized blocks");
+  bool views_ok = check_built(views, "views");
   tir_func_free(zoo);
   tir_func_free(sym);
   tir_func_free(tens);
+  tir_func_free(views);
   assert_true(zoo_ok);
   assert_true(sym_ok);
   assert_true(tens_ok);
+  assert_true(views_ok);
 }
 
 /* tests/tir/expected/<name>.py is print(parse(corpus/<name>.py)), byte for byte. */
@@ -500,6 +640,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_corpus_files_round_trip),
       cmocka_unit_test(test_builtin_workloads_round_trip),
+      cmocka_unit_test(test_lowered_workloads_round_trip),
       cmocka_unit_test(test_pinned_files_print_exactly_as_expected),
       cmocka_unit_test(test_printer_only_features_round_trip),
   };

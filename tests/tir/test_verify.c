@@ -208,6 +208,26 @@ static void test_every_builtin_workload_verifies(void **state) {
   }
 }
 
+/* Lowered code reads parameters through flat views that share their storage
+ * (`C_1 = T.Buffer((4096,), data=C.data)`): a view of defined storage is
+ * defined; a view of storage nobody defines is not. */
+static void test_view_of_parameter_storage_is_defined(void **state) {
+  (void)state;
+  build_matmul(8);
+  tir_expr_t *flat[1] = {tir_i32(A_, 64)};
+  tir_buffer_t *view = tir_buffer_new(A_, "C_1", tir_dt_FLOAT32(), flat, 1, NULL);
+  view->data = F_->buffer_map[2]->data; /* C's storage */
+  tir_expr_t *idx[1] = {tir_i32(A_, 0)};
+  tir_stmt_t *store = tir_store(A_, view, tir_float(A_, tir_dt_FLOAT32(), 1), idx, 1);
+  tir_stmt_t *body[2] = {tir_func_root_block(F_)->body, store};
+  tir_func_root_block(F_)->body = tir_seq(A_, body, 2);
+  assert_int_equal(verify(), MLC_OK);
+
+  view->data = tir_var(A_, "orphan", tir_dt_HANDLE());
+  assert_int_equal(verify(), MLC_EVERIFY);
+  assert_reported("buffer C_1 is used but not defined");
+}
+
 static void test_binding_within_domain_is_accepted(void **state) {
   (void)state;
   /* for i in range(64): vi = i * 2 + 1 with vi in [0, 129): reaches 127 only. */
@@ -501,6 +521,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T_(test_handwritten_matmul_verifies),
       cmocka_unit_test(test_every_builtin_workload_verifies),
+      T_(test_view_of_parameter_storage_is_defined),
       T_(test_binding_within_domain_is_accepted),
       T_(test_undefined_variable_is_named_with_its_use),
       T_(test_loop_variable_used_outside_its_loop_is_undefined),
