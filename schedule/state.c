@@ -81,13 +81,15 @@ void sch_free(sch_t *sch) {
   if (!sch) return;
   tir_func_free(sch->func);
   mlc_free(sch->rvs);
+  mlc_free(sch->affine);
   sch_trace_free(sch->trace);
   mlc_free(sch->error_detail);
   mlc_free(sch);
 }
 
 /* The clone keeps uids (tir_func_clone copies them), so the copied random
- * variables name the same loops and blocks in the copied program. */
+ * variables name the same loops and blocks in the copied program. The copy
+ * starts with no remembered affine bindings (its nodes are new). */
 int sch_copy(sch_t **out, const sch_t *src) {
   *out = NULL;
   sch_t *sch = mlc_calloc(1, sizeof(*sch));

@@ -109,6 +109,35 @@ typedef struct {
 #define SCH_UID_ROOT 0xfffffffeu
 #define SCH_UID_INLINE 0xfffffffdu
 
+/* A block known to have an affine binding (TVM's BlockInfo::affine_binding),
+ * remembered by analysis/block_kind.c because the check (an iteration-map
+ * detection) is the costliest part of replaying a trace. The answer depends
+ * only on the block's bindings and predicate and on the variables and
+ * ranges of the loops between it and its scope, so the entry keeps exactly
+ * those: the binding array, the predicate, and each loop's var, min and
+ * extent. The program is never changed in place (copy-on-write; a copied
+ * node shares the arrays and expressions it does not change) and the arena
+ * never reuses memory (nothing is freed before sch_free), so the same
+ * addresses mean the same values, and any change to a binding, the
+ * predicate or a loop range makes new ones. Annotating, binding or
+ * parallelizing a loop or block copies the node but keeps these, so the
+ * answer survives them. Every lookup compares all of them, in order
+ * (nothing to invalidate): an entry only ever gives what the iteration map
+ * would give for the same input. Keyed by the block's uid. */
+#define SCH_AFFINE_MAX_LOOPS 24
+typedef struct {
+  const tir_var_t *var;
+  const tir_expr_t *min, *extent;
+} sch_affine_loop_t;
+typedef struct {
+  uint32_t uid;
+  int nvalues;
+  tir_expr_t *const *values;
+  const tir_expr_t *predicate;
+  int nloops;
+  sch_affine_loop_t loops[SCH_AFFINE_MAX_LOOPS];
+} sch_affine_entry_t;
+
 struct sch {
   tir_func_t *func;        /* private copy; its arena holds every new node */
   uint32_t next_uid;
@@ -119,6 +148,8 @@ struct sch {
   sch_error_mode_t mode;
   char error[1024];
   char *error_detail;      /* RICH: error plus the offending subtree (heap), or NULL */
+  int naffine, cap_affine;
+  sch_affine_entry_t *affine; /* mlc_realloc'd; see sch_affine_entry_t */
 };
 
 /* True when rv names an entry of the table (any kind). */

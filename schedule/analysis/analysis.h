@@ -23,7 +23,7 @@ int sch_child_blocks(tir_stmt_t *root, tir_stmt_t **out, int cap);
  * writes not read except by the reduction update itself, writes indexed by
  * spatial vars only. */
 bool sch_is_complete_block(const sch_path_t *block_path);
-bool sch_is_reduction_block(const sch_path_t *block_path);
+bool sch_is_reduction_block(sch_t *sch, const sch_path_t *block_path);
 int sch_check_complete_or_reduction(sch_t *sch, const char *prim, const sch_path_t *block_path);
 
 /* TVM's compact dataflow of the subtree at path->stmts[depth] (a loop or a
@@ -32,8 +32,9 @@ int sch_check_complete_or_reduction(sch_t *sch, const char *prim, const sch_path
 int sch_check_compact_dataflow(sch_t *sch, const char *prim, const sch_path_t *path, int depth);
 
 /* The block's bindings are quasi-affine maps of the loops between its scope
- * and itself (tir_detect_iter_map, bijective for spatial vars, under the
- * predicate). */
+ * and itself (tir_detect_iter_map, surjective, under the predicate). A
+ * positive answer is remembered by the schedule while the block's realize
+ * and those loops stay the same nodes (sch_affine_entry_t, state.h). */
 bool sch_has_affine_binding(sch_t *sch, const sch_path_t *block_path);
 int sch_check_affine_binding(sch_t *sch, const char *prim, const sch_path_t *block_path);
 
@@ -59,5 +60,28 @@ int sch_block_consumers(sch_t *sch, const sch_path_t *block_path, tir_stmt_t ***
  * derived; the caller turns that into its own error. */
 int sch_relax_region(sch_t *sch, const sch_path_t *block_path, int above, const tir_region_t *region,
                      tir_range_t *out);
+
+/* TVM's EstimateRegionUpperBound for one range under a block's predicate:
+ * when the predicate bounds a fused iterator of the relaxed vars (a split
+ * by a factor that does not divide the extent, `i_0 * 3 + i_1 < 16`), the
+ * iteration map of r's min knows that iterator's true extent (16), where
+ * interval relaxation sees the product of the loops (18). false when no map
+ * applies (the predicate does not bound the relaxed vars used, r's extent
+ * is not constant): the caller relaxes plainly. */
+bool sch_relax_range_with_predicate(tir_analyzer_t *an, mlc_arena_t *a, const tir_range_t *r, tir_expr_t *pred,
+                                    tir_var_t **vars, const tir_range_t *doms, int n, tir_range_t *out);
+
+/* The coefficient of each of vars in e (coef[i] for vars[i], 0 when absent)
+ * when e is a sum of constant multiples of them and terms free of them;
+ * false otherwise. */
+bool sch_linear_coefs(tir_expr_t *e, tir_var_t **vars, int n, int64_t *coef);
+
+/* tir_relax_range's fast path for the common index, a sum of constant
+ * multiples of relaxed vars (constant ranges) and terms free of them, with
+ * a constant extent: the same simplified min and extent, found by putting
+ * each var at the end of its range that minimizes the sum. false when r is
+ * not of that form (call tir_relax_range). */
+bool sch_relax_linear(tir_analyzer_t *an, mlc_arena_t *a, const tir_range_t *r, tir_var_t **vars,
+                      const tir_range_t *doms, int n, tir_range_t *out);
 
 #endif /* MLC_SCHEDULE_ANALYSIS_H */

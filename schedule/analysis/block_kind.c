@@ -88,15 +88,117 @@ static int complete_code(tir_stmt_t *scope, const tir_block_t *b, char *why, siz
 /* Affine bindings                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* The schedule's entry for the block, or NULL. */
+static sch_affine_entry_t *affine_entry(sch_t *sch, uint32_t uid) {
+  for (int i = 0; i < sch->naffine; i++)
+    if (sch->affine[i].uid == uid) return &sch->affine[i];
+  return NULL;
+}
+
+static bool same_loop(const sch_affine_loop_t *l, const tir_stmt_t *loop) {
+  return l->var == loop->u.loop.var && l->min == loop->u.loop.min && l->extent == loop->u.loop.extent;
+}
+
+/* Whether the schedule remembers the block at the end of path, under these
+ * loops, as affine (sch_affine_entry_t says when that holds). */
+static bool affine_remembered(sch_t *sch, const tir_stmt_t *realize, tir_stmt_t **loops, int nloops) {
+  sch_affine_entry_t *e = sch ? affine_entry(sch, realize->u.realize.block->uid) : NULL;
+  if (!e || e->values != realize->u.realize.iter_values || e->nvalues != realize->u.realize.n ||
+      e->predicate != realize->u.realize.predicate || e->nloops != nloops)
+    return false;
+  for (int i = 0; i < nloops; i++)
+    if (!same_loop(&e->loops[i], loops[i])) return false;
+  return true;
+}
+
+static void remember_affine(sch_t *sch, const tir_stmt_t *realize, tir_stmt_t **loops, int nloops) {
+  if (!sch || nloops > SCH_AFFINE_MAX_LOOPS) return;
+  sch_affine_entry_t *e = affine_entry(sch, realize->u.realize.block->uid);
+  if (!e) {
+    if (sch->naffine == sch->cap_affine) {
+      int cap = sch->cap_affine ? sch->cap_affine * 2 : 8;
+      sch_affine_entry_t *grown = mlc_realloc(sch->affine, sizeof(*grown) * (size_t)cap);
+      if (!grown) return; /* only a cache */
+      sch->affine = grown;
+      sch->cap_affine = cap;
+    }
+    e = &sch->affine[sch->naffine++];
+  }
+  e->uid = realize->u.realize.block->uid;
+  e->nvalues = realize->u.realize.n;
+  e->values = realize->u.realize.iter_values;
+  e->predicate = realize->u.realize.predicate;
+  e->nloops = nloops;
+  for (int i = 0; i < nloops; i++)
+    e->loops[i] = (sch_affine_loop_t){loops[i]->u.loop.var, loops[i]->u.loop.min, loops[i]->u.loop.extent};
+}
+
+/* Whether the terms c * x of one binding (the loops it uses, with their
+ * extents) are the exact digits of one fused iterator: ordered by
+ * coefficient, 1, e_0, e_0 * e_1, ... (what tiling a loop makes). */
+static bool exact_digits(int64_t *c, int64_t *e, int m) {
+  for (int k = 1; k < m; k++) /* insertion sort by coefficient */
+    for (int j = k; j > 0 && c[j - 1] > c[j]; j--) {
+      int64_t tc = c[j], te = e[j];
+      c[j] = c[j - 1], e[j] = e[j - 1];
+      c[j - 1] = tc, e[j - 1] = te;
+    }
+  int64_t want = 1;
+  for (int k = 0; k < m; k++) {
+    if (c[k] != want || e[k] > (INT64_C(1) << 31)) return false;
+    want *= e[k];
+  }
+  return true;
+}
+
+/* Bindings the iteration map is sure to accept, found without it: no
+ * predicate, and each binding a constant plus the exact digits (scale 1,
+ * strides the products of the inner extents) of loops that start at 0 and
+ * that no other binding uses: `T.axis.remap("SSR", [i, j, k])` as the
+ * workloads start, and `i_0 * 256 + i_1 * 32 + i_2 * 8 + i_3` after tiling
+ * by perfect tiles. Anything else (fused loops' `f // 16`, predicates) goes
+ * to the iteration map. */
+static bool plainly_affine(const tir_stmt_t *realize, tir_stmt_t **loops, int nloops) {
+  tir_expr_t *pred = realize->u.realize.predicate;
+  tir_var_t *vars[SCH_MAX_DEPTH];
+  int64_t coef[SCH_MAX_DEPTH], ext[SCH_MAX_DEPTH];
+  bool used[SCH_MAX_DEPTH] = {false};
+  if ((pred && !tir_is_const_int(pred, 1)) || nloops > SCH_MAX_DEPTH) return false;
+  for (int k = 0; k < nloops; k++) {
+    vars[k] = loops[k]->u.loop.var;
+    if (!tir_is_const_int(loops[k]->u.loop.min, 0) || !tir_as_int(loops[k]->u.loop.extent, &ext[k]) || ext[k] < 1)
+      return false;
+  }
+  for (int i = 0; i < realize->u.realize.n; i++) {
+    if (!sch_linear_coefs(realize->u.realize.iter_values[i], vars, nloops, coef)) return false;
+    int64_t c[SCH_MAX_DEPTH], e[SCH_MAX_DEPTH];
+    int m = 0;
+    for (int k = 0; k < nloops; k++) {
+      if (coef[k] == 0 || ext[k] == 1) continue; /* unit loops are constants */
+      if (used[k] || coef[k] < 0) return false;
+      used[k] = true;
+      c[m] = coef[k], e[m++] = ext[k];
+    }
+    if (!exact_digits(c, e, m)) return false;
+  }
+  return true;
+}
+
 /* TVM's IsAffineBinding: the bindings are a surjective iteration map of the
  * loops between the scope and the block (under the predicate), and each one
- * is a single split with scale 1 (no `2 * i`). */
-static bool affine_binding(mlc_arena_t *a, const sch_path_t *path, char *why, size_t len) {
+ * is a single split with scale 1 (no `2 * i`). Scratch expressions go to
+ * arena a; a positive answer is remembered by sch (NULL: not remembered). */
+static bool affine_binding(sch_t *sch, mlc_arena_t *a, const sch_path_t *path, char *why, size_t len) {
   tir_stmt_t *realize = path->stmts[path->n - 1];
   int scope = sch_path_scope_depth(path, path->n - 1);
   tir_stmt_t *loops[SCH_MAX_DEPTH];
   int nloops = sch_path_loops(path, scope, path->n - 1, loops, SCH_MAX_DEPTH);
   if (nloops == 0 || realize->u.realize.n == 0) return true;
+  if (affine_remembered(sch, realize, loops, nloops)) return true;
+  if (plainly_affine(realize, loops, nloops)) {
+    remember_affine(sch, realize, loops, nloops);
+    return true;
+  }
   tir_var_t *vars[SCH_MAX_DEPTH];
   tir_range_t doms[SCH_MAX_DEPTH];
   for (int i = 0; i < nloops; i++) {
@@ -120,17 +222,18 @@ static bool affine_binding(mlc_arena_t *a, const sch_path_t *path, char *why, si
       return false;
     }
   }
+  remember_affine(sch, realize, loops, nloops);
   return true;
 }
 
 bool sch_has_affine_binding(sch_t *sch, const sch_path_t *block_path) {
   char why[256];
-  return affine_binding(sch_arena(sch), block_path, why, sizeof why);
+  return affine_binding(sch, sch_arena(sch), block_path, why, sizeof why);
 }
 
 int sch_check_affine_binding(sch_t *sch, const char *prim, const sch_path_t *block_path) {
   char why[256] = "";
-  if (affine_binding(sch_arena(sch), block_path, why, sizeof why)) return MLC_OK;
+  if (affine_binding(sch, sch_arena(sch), block_path, why, sizeof why)) return MLC_OK;
   tir_stmt_t *realize = block_path->stmts[block_path->n - 1];
   return sch_fail_at(sch, prim, realize, "block %s does not have an affine binding (%s)",
                      realize->u.realize.block->name, why);
@@ -178,14 +281,15 @@ static bool reduce_vars_index_no_output(const tir_block_t *b, char *why, size_t 
 }
 
 /* 0 when a reduction block under `scope`, else the violated condition (1-5). */
-static int reduction_code(mlc_arena_t *a, tir_stmt_t *scope, const sch_path_t *path, char *why, size_t len) {
+static int reduction_code(sch_t *sch, mlc_arena_t *a, tir_stmt_t *scope, const sch_path_t *path, char *why,
+                          size_t len) {
   const tir_block_t *b = path->stmts[path->n - 1]->u.realize.block;
   if (!b->init) {
     snprintf(why, len, "it has no init");
     return 1;
   }
   char detail[200] = "";
-  if (!affine_binding(a, path, detail, sizeof detail)) {
+  if (!affine_binding(sch, a, path, detail, sizeof detail)) {
     snprintf(why, len, "its binding is not affine: %s", detail);
     return 2;
   }
@@ -214,13 +318,13 @@ bool sch_is_complete_block(const sch_path_t *block_path) {
                        sizeof why) == 0;
 }
 
-bool sch_is_reduction_block(const sch_path_t *block_path) {
+bool sch_is_reduction_block(sch_t *sch, const sch_path_t *block_path) {
   /* The affine check builds expressions: a scratch arena keeps them out of
    * the program's. */
   mlc_arena_t *a = mlc_arena_new();
   if (!a) return false;
   char why[256];
-  bool ok = reduction_code(a, scope_of(block_path), block_path, why, sizeof why) == 0;
+  bool ok = reduction_code(sch, a, scope_of(block_path), block_path, why, sizeof why) == 0;
   mlc_arena_free(a);
   return ok;
 }
@@ -231,7 +335,7 @@ static int check_kind_under(sch_t *sch, const char *prim, tir_stmt_t *scope, con
   const tir_block_t *b = path->stmts[path->n - 1]->u.realize.block;
   char why_c[256], why_r[256];
   if (complete_code(scope, b, why_c, sizeof why_c) == 0) return MLC_OK;
-  if (reduction_code(sch_arena(sch), scope, path, why_r, sizeof why_r) == 0) return MLC_OK;
+  if (reduction_code(sch, sch_arena(sch), scope, path, why_r, sizeof why_r) == 0) return MLC_OK;
   return sch_fail_at(sch, prim, path->stmts[path->n - 1],
                      "block %s%s is neither a complete block (%s) nor a reduction block (%s)", b->name, where,
                      why_c, why_r);

@@ -32,14 +32,59 @@ int sch_check_single_child_chain(sch_t *sch, const char *prim, const sch_path_t 
   return MLC_OK;
 }
 
-/* TVM's EstimateRegionUpperBound for one dimension under the block's
- * predicate: when the predicate bounds a fused iterator (a split by a factor
- * that does not divide the extent, `i_0 * 3 + i_1 < 16`), the iteration map
- * of the index knows that iterator's true extent, where interval relaxation
- * sees the product of the loops (18). false when no map applies (the caller
- * relaxes plainly, which is exact without a predicate). */
-static bool relax_under_predicate(tir_analyzer_t *an, mlc_arena_t *a, const tir_range_t *r, tir_expr_t *pred,
-                                  tir_var_t **vars, const tir_range_t *doms, int n, tir_range_t *out) {
+/* Adds scale * (the coefficient of each relaxed var in e) to coef; false
+ * when e is not a sum of constant multiples of relaxed vars and terms free
+ * of them (then tir_relax_range does the work). */
+static bool linear_coefs(tir_expr_t *e, int64_t scale, tir_var_t **vars, int n, int64_t *coef) {
+  int64_t c;
+  if (scale > (INT64_C(1) << 31) || scale < -(INT64_C(1) << 31)) return false;
+  switch (e->kind) {
+  case TIR_ADD:
+    return linear_coefs(e->u.bin.a, scale, vars, n, coef) && linear_coefs(e->u.bin.b, scale, vars, n, coef);
+  case TIR_SUB:
+    return linear_coefs(e->u.bin.a, scale, vars, n, coef) && linear_coefs(e->u.bin.b, -scale, vars, n, coef);
+  case TIR_MUL:
+    if (tir_as_int(e->u.bin.b, &c)) return linear_coefs(e->u.bin.a, scale * c, vars, n, coef);
+    if (tir_as_int(e->u.bin.a, &c)) return linear_coefs(e->u.bin.b, scale * c, vars, n, coef);
+    break;
+  case TIR_VAR:
+    for (int i = 0; i < n; i++)
+      if (vars[i] == e) {
+        coef[i] += scale;
+        return true;
+      }
+    return true;
+  default: break;
+  }
+  return !tir_expr_uses_any_var(e, vars, n);
+}
+
+bool sch_linear_coefs(tir_expr_t *e, tir_var_t **vars, int n, int64_t *coef) {
+  for (int i = 0; i < n; i++) coef[i] = 0;
+  return linear_coefs(e, 1, vars, n, coef);
+}
+
+bool sch_relax_linear(tir_analyzer_t *an, mlc_arena_t *a, const tir_range_t *r, tir_var_t **vars,
+                      const tir_range_t *doms, int n, tir_range_t *out) {
+  int64_t coef[SCH_MAX_DEPTH] = {0}, ext, span = 0;
+  if (n > SCH_MAX_DEPTH || !tir_as_int(r->extent, &ext) || !tir_dtype_is_integer(r->min->dtype) ||
+      !linear_coefs(r->min, 1, vars, n, coef))
+    return false;
+  tir_var_map_t low = {0, 0, NULL, NULL};
+  for (int i = 0; i < n; i++) {
+    int64_t m, e;
+    if (coef[i] == 0) continue;
+    if (!tir_as_int(doms[i].min, &m) || !tir_as_int(doms[i].extent, &e) || e < 1) return false;
+    tir_var_map_set(a, &low, vars[i], tir_int(a, vars[i]->dtype, coef[i] > 0 ? m : m + e - 1));
+    span += (coef[i] > 0 ? coef[i] : -coef[i]) * (e - 1);
+  }
+  out->min = low.n ? tir_simplify(an, tir_substitute_expr(a, r->min, &low)) : tir_simplify(an, r->min);
+  out->extent = tir_int(a, r->extent->dtype, ext + span);
+  return true;
+}
+
+bool sch_relax_range_with_predicate(tir_analyzer_t *an, mlc_arena_t *a, const tir_range_t *r, tir_expr_t *pred,
+                                    tir_var_t **vars, const tir_range_t *doms, int n, tir_range_t *out) {
   int64_t ext;
   if (!tir_as_int(r->extent, &ext) || !tir_expr_uses_any_var(pred, vars, n) ||
       !tir_expr_uses_any_var(r->min, vars, n))
@@ -94,8 +139,10 @@ int sch_relax_region(sch_t *sch, const sch_path_t *block_path, int above, const 
     tir_range_t r;
     r.min = tir_substitute_expr(a, region->ranges[d].min, &bind);
     r.extent = tir_substitute_expr(a, region->ranges[d].extent, &bind);
-    if (pred && !tir_is_const_int(pred, 1) && relax_under_predicate(an, a, &r, pred, vars, doms, nrelax, &out[d]))
+    if (pred && !tir_is_const_int(pred, 1) &&
+        sch_relax_range_with_predicate(an, a, &r, pred, vars, doms, nrelax, &out[d]))
       continue;
+    if (sch_relax_linear(an, a, &r, vars, doms, nrelax, &out[d])) continue;
     int rc = tir_relax_range(&out[d], an, &r, vars, doms, nrelax);
     if (rc != MLC_OK) return rc;
   }

@@ -146,10 +146,11 @@ static tir_region_t point_region(mlc_arena_t *a, tir_buffer_t *b, tir_expr_t **i
   return r;
 }
 
-/* The copy block's predicate: `binding < shape` for each dimension where a
- * full cache's region (one iteration of the loop it sits in) may run past
- * the buffer, as the tiles of a split by a non-dividing factor do at the
- * last iteration; true when every copy is provably in bounds. */
+/* The copy block's predicate: `0 <= binding < shape` for each dimension
+ * where a full cache's region (one iteration of the loop it sits in) may
+ * run past the buffer, as the tiles of a split by a non-dividing factor do
+ * at the last iteration, or a window over padding does at the edges; true
+ * when every copy is provably in bounds. */
 static tir_expr_t *in_bounds_predicate(sch_t *sch, const cache_info_t *info, tir_var_t **ax, tir_expr_t **binding) {
   mlc_arena_t *a = sch_arena(sch);
   tir_expr_t *pred = NULL;
@@ -157,10 +158,13 @@ static tir_expr_t *in_bounds_predicate(sch_t *sch, const cache_info_t *info, tir
   for (int d = 0; d < info->buffer->ndim; d++)
     tir_analyzer_bind(info->an, ax[d], tir_int(a, ax[d]->dtype, 0), info->region[d].extent);
   for (int d = 0; d < info->buffer->ndim; d++) {
-    tir_expr_t *lt = tir_binary(a, TIR_LT, binding[d], info->buffer->shape[d]);
-    if (tir_prove(info->an, lt)) continue;
-    lt = tir_simplify(info->an, lt);
-    pred = pred ? tir_binary(a, TIR_AND, pred, lt) : lt;
+    tir_expr_t *bounds[2] = {tir_binary(a, TIR_GE, binding[d], tir_int(a, binding[d]->dtype, 0)),
+                             tir_binary(a, TIR_LT, binding[d], info->buffer->shape[d])};
+    for (int k = 0; k < 2; k++) {
+      if (tir_prove(info->an, bounds[k])) continue;
+      tir_expr_t *cond = tir_simplify(info->an, bounds[k]);
+      pred = pred ? tir_binary(a, TIR_AND, pred, cond) : cond;
+    }
   }
   return pred ? pred : tir_bool(a, true);
 }

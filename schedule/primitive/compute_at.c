@@ -353,6 +353,126 @@ static int check_outside_order(cat_t *c) {
   return MLC_OK;
 }
 
+static tir_expr_t *pinned_predicate(cat_t *c, const tir_stmt_t *realize); /* step 3 */
+
+/* A comparison as `s < 0` (s simplified), or NULL when cond is not one. */
+static tir_expr_t *as_negative(cat_t *c, tir_expr_t *cond) {
+  tir_expr_t *x = cond->u.bin.a, *y = cond->u.bin.b;
+  switch (cond->kind) {
+  case TIR_LT: return tir_simplify(c->an, mk(c->a, TIR_SUB, x, y));
+  case TIR_LE: return tir_simplify(c->an, mk(c->a, TIR_SUB, mk(c->a, TIR_SUB, x, y), mk_int(c->a, x, 1)));
+  case TIR_GT: return tir_simplify(c->an, mk(c->a, TIR_SUB, y, x));
+  case TIR_GE: return tir_simplify(c->an, mk(c->a, TIR_SUB, mk(c->a, TIR_SUB, y, x), mk_int(c->a, x, 1)));
+  default: return NULL;
+  }
+}
+
+/* Whether `s < 0` follows from `b < 0` because s - b is a constant <= 0. */
+static bool implied_by(cat_t *c, tir_expr_t *s, tir_expr_t *b) {
+  int64_t d;
+  return tir_dtype_eq(s->dtype, b->dtype) && tir_as_int(tir_simplify(c->an, mk(c->a, TIR_SUB, s, b)), &d) && d <= 0;
+}
+
+/* Whether a conjunct of a producer's predicate only keeps its writes inside
+ * the buffers it writes (`0 <= index < shape` for some dimension implies
+ * it): the tail of a split by a non-dividing factor, padding bounds. */
+static bool only_bounds(cat_t *c, const tir_stmt_t *realize, const tir_var_map_t *bind, tir_expr_t *conj) {
+  tir_expr_t *s = as_negative(c, conj);
+  const tir_block_t *b = realize->u.realize.block;
+  for (int w = 0; s && w < b->nwrites; w++) {
+    const tir_region_t *r = &b->writes[w];
+    for (int d = 0; d < r->ndim; d++) {
+      tir_expr_t *e = tir_substitute_expr(c->a, r->ranges[d].min, bind);
+      tir_expr_t *lo = tir_simplify(c->an, mk(c->a, TIR_SUB, mk_int(c->a, e, -1), e));
+      tir_expr_t *hi = tir_simplify(c->an, mk(c->a, TIR_SUB, e, r->buffer->shape[d]));
+      if (implied_by(c, s, lo) || implied_by(c, s, hi)) return true;
+    }
+  }
+  return false;
+}
+
+/* reverse_compute_at: the new nest covers what the producers under the
+ * loop write in one iteration, their loops relaxed. The relaxation uses a
+ * producer's predicate where the iteration map can (all the loops it
+ * bounds are relaxed); otherwise a predicate that drops in-bounds points of
+ * that region (a split by a non-dividing factor inside the tile, under a
+ * loop of that split: `ax_1_0 * 5 + ax_1_1 < 2` under ax_1_0) would have
+ * the block read points not written yet. Predicates that only keep writes
+ * inside the buffer are fine: the block's own bounds cut the same points.
+ * TVM does not check this. */
+static int check_producer_predicates(cat_t *c, const found_t *f) {
+  const tir_stmt_t *r = f->realize;
+  tir_expr_t *pred = pinned_predicate(c, r);
+  if (!pred || tir_is_const_int(pred, 1)) return MLC_OK;
+  tir_var_t *vars[SCH_MAX_DEPTH];
+  tir_range_t doms[SCH_MAX_DEPTH];
+  for (int i = 0; i < f->nloops && i < SCH_MAX_DEPTH; i++) {
+    vars[i] = f->loops[i]->u.loop.var;
+    doms[i] = (tir_range_t){f->loops[i]->u.loop.min, f->loops[i]->u.loop.extent};
+  }
+  const tir_block_t *b = r->u.realize.block;
+  tir_var_map_t bind = {0, 0, NULL, NULL};
+  for (int i = 0; i < b->niter_vars && i < r->u.realize.n; i++)
+    tir_var_map_set(c->a, &bind, b->iter_vars[i].var, r->u.realize.iter_values[i]);
+  /* Exact when the iteration map under the predicate gives every written
+   * dimension that the relaxed loops move (relax_dim uses the same). */
+  bool exact = true;
+  for (int w = 0; exact && w < b->nwrites; w++) {
+    for (int d = 0; exact && d < b->writes[w].ndim; d++) {
+      tir_range_t sub = {tir_substitute_expr(c->a, b->writes[w].ranges[d].min, &bind),
+                         tir_substitute_expr(c->a, b->writes[w].ranges[d].extent, &bind)}, out;
+      exact = !tir_expr_uses_any_var(sub.min, vars, f->nloops) ||
+              sch_relax_range_with_predicate(c->an, c->a, &sub, pred, vars, doms, f->nloops, &out);
+    }
+  }
+  if (exact) return MLC_OK;
+  tir_expr_t *stack[64];
+  int n = 0;
+  stack[n++] = pred;
+  while (n > 0) {
+    tir_expr_t *e = stack[--n];
+    if (e->kind == TIR_AND && n < 62) {
+      stack[n++] = e->u.bin.a;
+      stack[n++] = e->u.bin.b;
+      continue;
+    }
+    if (!tir_expr_uses_any_var(e, vars, f->nloops) || only_bounds(c, r, &bind, e)) continue;
+    return sch_fail_at(c->sch, c->prim, c->loop,
+                       "the predicate of producer block %s leaves part of what it writes under loop %s unwritten "
+                       "in each iteration",
+                       b->name, sch_loop_name(c->loop));
+  }
+  return MLC_OK;
+}
+
+/* reverse_compute_at: what a producer under the loop writes in one
+ * iteration is final only when its reduction does not run across
+ * iterations of the loop (or of a loop above it): softmax's expsum moved
+ * under exp's column loop sums one column per iteration, and a consumer
+ * placed after it in that iteration would read a partial sum. TVM does not
+ * check this. */
+static int check_producers_complete(cat_t *c) {
+  if (c->forward) return MLC_OK;
+  for (int k = 0; k < c->nrequired; k++) {
+    const tir_stmt_t *r = c->required[k].realize;
+    const tir_block_t *b = r->u.realize.block;
+    int rc = check_producer_predicates(c, &c->required[k]);
+    if (rc != MLC_OK) return rc;
+    for (int v = 0; v < b->niter_vars && v < r->u.realize.n; v++) {
+      if (b->iter_vars[v].type != TIR_ITER_REDUCE) continue;
+      for (int d = 0; d < c->lpath.n; d++) {
+        const tir_stmt_t *l = c->lpath.stmts[d];
+        if (l->kind != TIR_FOR || !tir_expr_uses_var(r->u.realize.iter_values[v], l->u.loop.var)) continue;
+        return sch_fail_at(c->sch, c->prim, c->loop,
+                           "producer block %s of block %s reduces over loop %s, so its result is not complete "
+                           "within one iteration of loop %s",
+                           b->name, c->block->name, sch_loop_name(l), sch_loop_name(c->loop));
+      }
+    }
+  }
+  return MLC_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Step 3: provided and required regions                                     */
 /* ------------------------------------------------------------------------ */
@@ -389,6 +509,21 @@ static int relaxed_vars(cat_t *c, const found_t *f, const tir_buffer_t *buf, tir
   return n;
 }
 
+/* A required block's predicate with the unit loops at and above the target
+ * loop at their only value: `ax_1_0 * 5 + ax_1_1 < 2` under a loop ax_1_0
+ * of extent 1 bounds ax_1_1 alone, which the iteration map can use. */
+static tir_expr_t *pinned_predicate(cat_t *c, const tir_stmt_t *realize) {
+  tir_expr_t *pred = realize->u.realize.predicate;
+  if (!pred || tir_is_const_int(pred, 1)) return NULL;
+  tir_var_map_t unit = {0, 0, NULL, NULL};
+  for (int d = 0; d < c->lpath.n; d++) {
+    const tir_stmt_t *l = c->lpath.stmts[d];
+    if (l->kind == TIR_FOR && tir_is_const_int(l->u.loop.extent, 1) && tir_expr_uses_var(pred, l->u.loop.var))
+      tir_var_map_set(c->a, &unit, l->u.loop.var, l->u.loop.min);
+  }
+  return unit.n ? tir_simplify(c->an, tir_substitute_expr(c->a, pred, &unit)) : pred;
+}
+
 /* e simplified, and a constant when its bounds pin it (TVM's analyzer binds
  * a loop var of extent 1 to its min, so `n` under `for n in range(1)` is 0;
  * mlc-tune's keeps the range, so the bound is asked for). */
@@ -404,11 +539,16 @@ static tir_expr_t *simplify_pinned(cat_t *c, tir_expr_t *e) {
  * part of compute_at, so it runs once per dimension, and not at all when
  * the dimension does not depend on a relaxed var. */
 static ivl_t relax_dim(cat_t *c, const tir_range_t *r, const tir_var_map_t *bind, tir_var_t **vars,
-                       const tir_range_t *doms, int n, tir_expr_t *shape) {
+                       const tir_range_t *doms, int n, tir_expr_t *shape, tir_expr_t *pred) {
   mlc_arena_t *a = c->a;
   tir_expr_t *min = tir_substitute_expr(a, r->min, bind), *ext = tir_substitute_expr(a, r->extent, bind);
   bool unit = tir_is_const_int(ext, 1);
   tir_interval_t lo, hi;
+  tir_range_t exact, sub = {min, ext};
+  if (pred && !tir_is_const_int(pred, 1) && sch_relax_range_with_predicate(c->an, a, &sub, pred, vars, doms, n, &exact))
+    return (ivl_t){simplify_pinned(c, exact.min), range_last(c->an, a, exact.min, exact.extent)};
+  if (tir_expr_uses_any_var(min, vars, n) && sch_relax_linear(c->an, a, &sub, vars, doms, n, &exact))
+    return (ivl_t){exact.min, range_last(c->an, a, exact.min, exact.extent)};
   if (!tir_expr_uses_any_var(min, vars, n) && !tir_expr_uses_any_var(ext, vars, n)) {
     lo.min = simplify_pinned(c, min);
     hi.max = unit ? lo.min : range_last(c->an, a, lo.min, ext);
@@ -445,12 +585,13 @@ static bool required_region(cat_t *c, tir_buffer_t *buf, ivl_t *req) {
     for (int i = 0; i < b->niter_vars && i < f->realize->u.realize.n; i++)
       tir_var_map_set(c->a, &bind, b->iter_vars[i].var, f->realize->u.realize.iter_values[i]);
     int n = relaxed_vars(c, f, buf, vars, doms);
+    tir_expr_t *pred = pinned_predicate(c, f->realize);
     for (int r = 0; r < nregions; r++) {
       if (regions[r].buffer != buf || regions[r].ndim != buf->ndim) continue;
       any = true;
       for (int d = 0; d < buf->ndim; d++)
         req[d] = ivl_union(c->an, c->a, req[d],
-                           relax_dim(c, &regions[r].ranges[d], &bind, vars, doms, n, buf->shape[d]));
+                           relax_dim(c, &regions[r].ranges[d], &bind, vars, doms, n, buf->shape[d], pred));
     }
   }
   return any;
@@ -659,6 +800,25 @@ static void finish_info(cat_t *c, var_info_t *vi, const tir_iter_var_t *iv) {
   }
 }
 
+/* reverse_compute_at: the bound a block var gets from the shapes of the
+ * buffers the block reads must cover the var's whole domain. Where it does
+ * not, some iterations read outside a buffer and so read nothing from the
+ * producers (padding, `T.if_then_else(1 <= v, X[v - 1], 0)`): the new nest,
+ * which follows what the producers write, would never run them. TVM does
+ * not check this. */
+static int check_domain_covered(cat_t *c, int i) {
+  const var_info_t *vi = &c->info[i];
+  const tir_iter_var_t *iv = &c->block->iter_vars[i];
+  if (c->forward || !vi->bound.lo) return MLC_OK;
+  tir_expr_t *last = range_last(c->an, c->a, iv->dom.min, iv->dom.extent);
+  if (prove(c->an, c->a, TIR_LE, vi->bound.lo, iv->dom.min) && prove(c->an, c->a, TIR_GE, vi->bound.hi, last))
+    return MLC_OK;
+  return sch_fail_at(c->sch, c->prim, c->realize,
+                     "block %s reads outside its producers' buffers for some values of %s (its reads cover only "
+                     "part of its domain); those iterations would not run under loop %s",
+                     c->block->name, iv->var->u.var.name, sch_loop_name(c->loop));
+}
+
 /* TVM's CalculateBlockVarDomain. */
 static int solve_domains(cat_t *c) {
   int nv = c->block->niter_vars;
@@ -677,7 +837,11 @@ static int solve_domains(cat_t *c) {
     int rc = solve_dimwise(c, buf, prov, req);
     if (rc != MLC_OK) return rc;
   }
-  for (int i = 0; i < nv; i++) finish_info(c, &c->info[i], &c->block->iter_vars[i]);
+  for (int i = 0; i < nv; i++) {
+    int rc = check_domain_covered(c, i);
+    if (rc != MLC_OK) return rc;
+    finish_info(c, &c->info[i], &c->block->iter_vars[i]);
+  }
   return MLC_OK;
 }
 
@@ -858,6 +1022,7 @@ static int compute_at_impl(sch_t *sch, bool forward, sch_rv_t block_rv, sch_rv_t
   if (rc == MLC_OK) rc = sch_block_consumers(sch, &c->bpath, &c->consumers, &c->nconsumers);
   if (rc == MLC_OK) rc = find_insertion_point(c, index);
   if (rc == MLC_OK) rc = check_outside_order(c);
+  if (rc == MLC_OK) rc = check_producers_complete(c);
   if (rc == MLC_OK) rc = solve_domains(c);
   if (rc != MLC_OK) return rc; /* nothing changed yet: new nodes are garbage in the arena */
   edit_t e = {c, c->bpath.stmts[c->rm_depth], c->loop, loop_with_nest(c, make_nest(c, preserve_unit_loops))};

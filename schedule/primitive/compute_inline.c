@@ -663,6 +663,17 @@ static int check_reverse_body(inl_t *c) {
   if (!is_true(realize->u.realize.predicate) || s->kind != TIR_BUFFER_STORE || pstore->kind != TIR_BUFFER_STORE ||
       pstore->u.store.buffer != c->buffer)
     return body_error(c);
+  /* An accumulating producer (an init, or a value that reads what it
+   * stores: a reduction whose reduce loops were all factored out) cannot
+   * store its result elsewhere: its reads of the inlined buffer would stay.
+   * TVM does not check this. */
+  loads_t self = {c->buffer, NULL, true, 0};
+  tir_visitor_t sv = {.expr = collect_load, .payload = &self};
+  tir_visit_expr(&sv, pstore->u.store.value);
+  if (c->producer->u.realize.block->init || self.n > 0)
+    return sch_fail_at(c->sch, c->prim, c->producer,
+                       "producer block %s accumulates into buffer %s (it has an init or reads what it stores)",
+                       c->producer->u.realize.block->name, c->buffer->name);
   loads_t l = {c->buffer, NULL, true, 0};
   tir_visitor_t v = {.expr = collect_load, .payload = &l};
   tir_visit_stmt(&v, s);

@@ -11,8 +11,9 @@
  * kinds, annotations, uids), so nothing below them is rewritten. The blocks
  * under the bottom loop must have only spatial and reduce iter vars and
  * bindings that are affine in the loops from the top one down (TVM's
- * CheckPartialAffineBinding); and no loop may end up inside a loop whose
- * range uses its variable.
+ * CheckPartialAffineBinding); no loop may end up inside a loop whose
+ * range uses its variable; and (beyond TVM) two loops that both feed
+ * spatial and reduction iter vars of a block with an init keep their order.
  */
 #include "schedule/analysis/analysis.h"
 
@@ -94,7 +95,43 @@ static bool affine_under(sch_t *sch, const sch_path_t *path, int top) {
 typedef struct {
   int top;             /* depth of the outermost given loop */
   tir_stmt_t *top_loop;
+  int len;             /* the chain: old[i] (outer first) moves to new position pos[i] */
+  tir_stmt_t *const *old;
+  const int *pos;
 } block_check_t;
+
+/* Whether loop feeds an iter var of `type` of the block at realize. */
+static bool feeds(const tir_stmt_t *realize, const tir_stmt_t *loop, tir_iter_type_t type) {
+  const tir_block_t *b = realize->u.realize.block;
+  for (int i = 0; i < b->niter_vars && i < realize->u.realize.n; i++)
+    if (b->iter_vars[i].type == type && tir_expr_uses_var(realize->u.realize.iter_values[i], loop->u.loop.var))
+      return true;
+  return false;
+}
+
+/* A reduction block's init runs at the first iteration of each output
+ * element only while the loops visit its reduction indices from the
+ * bottom. Loops that feed both spatial and reduction iter vars (a fused
+ * `j, k` loop, or the parts of its split) are digits of one index: swapping
+ * two of them visits an element's later reduction steps before its init,
+ * which then discards them. TVM's reorder does not check this. */
+static int check_mixed_loops_keep_order(sch_t *sch, const block_check_t *c, tir_stmt_t *realize) {
+  const tir_block_t *b = realize->u.realize.block;
+  if (!b->init) return MLC_OK;
+  for (int i = 0; i < c->len; i++) {
+    if (!feeds(realize, c->old[i], TIR_ITER_SPATIAL) || !feeds(realize, c->old[i], TIR_ITER_REDUCE)) continue;
+    for (int j = i + 1; j < c->len; j++) {
+      if (c->pos[j] > c->pos[i] || !feeds(realize, c->old[j], TIR_ITER_SPATIAL) ||
+          !feeds(realize, c->old[j], TIR_ITER_REDUCE))
+        continue;
+      return sch_fail_at(sch, REORDER, realize,
+                         "loops %s and %s both feed spatial and reduction iter vars of block %s; swapping them "
+                         "would run its init after some of its updates",
+                         sch_loop_name(c->old[i]), sch_loop_name(c->old[j]), b->name);
+    }
+  }
+  return MLC_OK;
+}
 
 static int reorder_check_block(sch_t *sch, const sch_path_t *path, void *ctx) {
   block_check_t *c = ctx;
@@ -106,9 +143,11 @@ static int reorder_check_block(sch_t *sch, const sch_path_t *path, void *ctx) {
       return sch_fail_at(sch, REORDER, realize, "block %s has iter var %s of type %s, not spatial or reduce",
                          b->name, b->iter_vars[i].var->u.var.name, tir_iter_type_name(t));
   }
-  if (b->niter_vars == 0 || sch_has_affine_binding(sch, path) || affine_under(sch, path, c->top)) return MLC_OK;
-  return sch_fail_at(sch, REORDER, realize, "block %s does not have an affine binding under loop %s", b->name,
-                     sch_loop_name(c->top_loop));
+  if (b->niter_vars == 0) return MLC_OK;
+  if (!sch_has_affine_binding(sch, path) && !affine_under(sch, path, c->top))
+    return sch_fail_at(sch, REORDER, realize, "block %s does not have an affine binding under loop %s", b->name,
+                       sch_loop_name(c->top_loop));
+  return check_mixed_loops_keep_order(sch, c, realize);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -171,14 +210,21 @@ static bool is_given(const chain_t *c, const tir_stmt_t *loop) {
 }
 
 /* The loops of the chain in their new order (outer first): the given places
- * take the given loops in order; no loop's range may use the variable of a
- * loop that ends up inside it. */
-static int reorder_new_order(sch_t *sch, const chain_t *c, tir_stmt_t **order) {
+ * take the given loops in order; pos[p] is where the loop at place p goes. */
+static void reorder_new_order(const chain_t *c, tir_stmt_t **order, int *pos) {
   int len = c->bottom - c->top + 1, next = 0;
   for (int p = 0; p < len; p++) {
     tir_stmt_t *old = c->path.stmts[c->top + p];
     order[p] = is_given(c, old) ? c->given[next++] : old;
   }
+  for (int p = 0; p < len; p++)
+    for (int q = 0; q < len; q++)
+      if (order[q] == c->path.stmts[c->top + p]) pos[p] = q;
+}
+
+/* No loop's range may use the variable of a loop that ends up inside it. */
+static int reorder_check_ranges(sch_t *sch, const chain_t *c, tir_stmt_t **order) {
+  int len = c->bottom - c->top + 1;
   for (int p = 0; p < len; p++) {
     tir_stmt_t *l = order[p];
     for (int q = p + 1; q < len; q++) {
@@ -200,11 +246,13 @@ int sch_reorder(sch_t *sch, const sch_rv_t *loop_rvs, int nloops) {
   int rc = reorder_find(sch, loop_rvs, nloops, &c);
   if (rc == MLC_OK && nloops > 1) { /* one loop (or none) is already in order: TVM's no-op */
     rc = reorder_check_chain(sch, &c);
-    block_check_t bc = {c.top, c.path.stmts[c.top]};
+    int pos[SCH_MAX_DEPTH];
+    if (rc == MLC_OK) reorder_new_order(&c, order, pos);
+    block_check_t bc = {c.top, c.path.stmts[c.top], c.bottom - c.top + 1, c.path.stmts + c.top, pos};
     sch_path_t walk = c.path;
     walk.n = c.bottom + 1;
     if (rc == MLC_OK) rc = walk_child_blocks(sch, &walk, c.path.stmts[c.bottom]->u.loop.body, reorder_check_block, &bc);
-    if (rc == MLC_OK) rc = reorder_new_order(sch, &c, order);
+    if (rc == MLC_OK) rc = reorder_check_ranges(sch, &c, order);
     if (rc != MLC_OK) return rc;
 
     /* Rebuild the chain bottom-up from copies (uids kept: the loop RVs follow). */

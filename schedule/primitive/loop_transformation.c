@@ -256,8 +256,13 @@ static tir_stmt_t *split_build(sch_t *sch, const sch_path_t *path, const int64_t
   tir_var_map_t map = {0};
   tir_var_map_set(a, &map, old, sub);
   tir_stmt_t *body = subst_simplify(sch, loop->u.loop.body, &map, an);
+  /* Factors whose product is the extent need no guard (the common case;
+   * proving it costs more than the rest of the split). */
+  int64_t prod = 1, extent = -1;
+  for (int k = 0; k < n && prod > 0; k++) prod = __builtin_mul_overflow(prod, f[k], &prod) ? -1 : prod;
   tir_expr_t *guard = tir_binary(a, TIR_LT, sub, loop->u.loop.extent);
-  if (!tir_prove(an, guard)) body = append_predicate(sch, body, guard, an);
+  if (!(tir_as_int(loop->u.loop.extent, &extent) && prod == extent) && !tir_prove(an, guard))
+    body = append_predicate(sch, body, guard, an);
   for (int k = n - 1; k >= 0; k--)
     body = sch_new_loop(sch, vars[k], tir_int(a, t, 0), tir_int(a, t, f[k]), TIR_FOR_SERIAL, body);
   if (!preserve_unit_iters) body = drop_unit_iters(sch, path, depth, body, an);

@@ -61,10 +61,10 @@ static tir_stmt_t *copy_loop(sch_t *sch, const tir_stmt_t *old, tir_var_t *var, 
 
 /* Conjuncts of pred that do not mention any of the discarded loops (TVM's
  * RemakePredicate); true when none is left. */
-static tir_expr_t *keep_conjuncts(mlc_arena_t *a, tir_expr_t *pred, tir_stmt_t **discarded, int nd) {
+static tir_expr_t *keep_conjuncts_rec(mlc_arena_t *a, tir_expr_t *pred, tir_stmt_t **discarded, int nd) {
   if (pred->kind == TIR_AND) {
-    tir_expr_t *l = keep_conjuncts(a, pred->u.bin.a, discarded, nd);
-    tir_expr_t *r = keep_conjuncts(a, pred->u.bin.b, discarded, nd);
+    tir_expr_t *l = keep_conjuncts_rec(a, pred->u.bin.a, discarded, nd);
+    tir_expr_t *r = keep_conjuncts_rec(a, pred->u.bin.b, discarded, nd);
     if (tir_is_const_int(l, 1)) return r;
     if (tir_is_const_int(r, 1)) return l;
     return tir_binary(a, TIR_AND, l, r);
@@ -74,11 +74,93 @@ static tir_expr_t *keep_conjuncts(mlc_arena_t *a, tir_expr_t *pred, tir_stmt_t *
   return pred;
 }
 
+/* The same, after giving the discarded loops of extent 1 their only value:
+ * a unit loop (a split with preserve_unit_iters off leaves them) takes
+ * part in the predicate of the split it came from, `i_0 * 8 + i_1 * 4 + i_2
+ * < 16` with i_0 in range(1), and dropping that conjunct would let the new
+ * block run past the tail the predicate guards. */
+static tir_expr_t *keep_conjuncts(mlc_arena_t *a, tir_expr_t *pred, tir_stmt_t **discarded, int nd) {
+  tir_var_map_t unit = {0};
+  tir_stmt_t *rest[SCH_MAX_DEPTH];
+  int nr = 0;
+  for (int i = 0; i < nd; i++) {
+    if (tir_is_const_int(discarded[i]->u.loop.extent, 1) && uses_loop(pred, discarded[i]))
+      tir_var_map_set(a, &unit, discarded[i]->u.loop.var, discarded[i]->u.loop.min);
+    else
+      rest[nr++] = discarded[i];
+  }
+  if (unit.n > 0) {
+    tir_analyzer_t *an = tir_analyzer_new(a);
+    pred = tir_substitute_expr(a, pred, &unit);
+    if (an) pred = tir_simplify(an, pred);
+  }
+  return keep_conjuncts_rec(a, pred, rest, nr);
+}
+
 /* ------------------------------------------------------------------------ */
 /* decompose_reduction                                                       */
 /* ------------------------------------------------------------------------ */
 
 #define DR "decompose_reduction"
+
+/* The cheap proof of one-to-one, for bindings linear in the loops (what
+ * tiling makes): each loop of extent > 1 is a term of one binding only, and
+ * in each binding its loops' terms are digits that cannot overlap (ordered
+ * by coefficient, each coefficient exceeds the largest sum of the terms
+ * below it). false when it does not apply; the iteration map decides. */
+static bool dr_digits_one_to_one(const tir_stmt_t *realize, tir_var_t **vars, tir_stmt_t **loops, int n) {
+  int64_t coef[SCH_MAX_DEPTH], ext[SCH_MAX_DEPTH], owner[SCH_MAX_DEPTH];
+  for (int i = 0; i < n; i++) {
+    if (!tir_as_int(loops[i]->u.loop.extent, &ext[i])) return false;
+    owner[i] = ext[i] == 1 ? -2 : -1;
+  }
+  for (int v = 0; v < realize->u.realize.n; v++) {
+    if (!sch_linear_coefs(realize->u.realize.iter_values[v], vars, n, coef)) return false;
+    int64_t c[SCH_MAX_DEPTH], e[SCH_MAX_DEPTH];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+      if (coef[i] == 0 || owner[i] == -2) continue;
+      if (owner[i] != -1) return false; /* a loop in two bindings */
+      owner[i] = v;
+      int64_t a = coef[i] < 0 ? -coef[i] : coef[i];
+      int k = m++;
+      for (; k > 0 && c[k - 1] > a; k--) c[k] = c[k - 1], e[k] = e[k - 1];
+      c[k] = a, e[k] = ext[i];
+    }
+    int64_t reach = 0; /* the largest sum of the digits so far */
+    for (int k = 0; k < m; k++) {
+      if (c[k] <= reach || e[k] > (INT64_C(1) << 31) || c[k] > (INT64_C(1) << 31)) return false;
+      reach += c[k] * (e[k] - 1);
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (owner[i] == -1) return false; /* a loop that feeds nothing repeats the block */
+  return true;
+}
+
+/* Whether the block's bindings map the n loops (outer loops stay symbols)
+ * one to one onto its iterations: a bijective iteration map. */
+static bool dr_loops_map_one_to_one(sch_t *sch, const tir_stmt_t *realize, tir_stmt_t **loops, int n) {
+  tir_var_t *vars[SCH_MAX_DEPTH];
+  tir_range_t doms[SCH_MAX_DEPTH];
+  for (int i = 0; i < n; i++) {
+    vars[i] = loops[i]->u.loop.var;
+    doms[i] = (tir_range_t){loops[i]->u.loop.min, loops[i]->u.loop.extent};
+  }
+  if (dr_digits_one_to_one(realize, vars, loops, n)) return true;
+  mlc_arena_t *scratch = mlc_arena_new();
+  tir_analyzer_t *an = scratch ? tir_analyzer_new(scratch) : NULL;
+  tir_iter_map_t map;
+  /* One to one without the predicate is one to one with it; with it, a
+   * fused iterator split by a non-dividing factor has its true extent. */
+  bool ok = false;
+  for (int pass = 0; an && pass < 2 && !ok; pass++)
+    ok = tir_detect_iter_map(&map, an, realize->u.realize.iter_values, realize->u.realize.n, vars, doms, n,
+                             pass ? NULL : realize->u.realize.predicate, TIR_ITER_BIJECTIVE) == MLC_OK;
+  if (!ok) mlc_error_clear();
+  mlc_arena_free(scratch);
+  return ok;
+}
 
 /* The checks: loop is one of the block's loops (index *li), the block is a
  * reduction block, and no loop above `loop` feeds a reduction binding. */
@@ -90,7 +172,7 @@ static int dr_check(sch_t *sch, const sch_path_t *bp, tir_stmt_t *loop, tir_stmt
     if (loops[i] == loop) *li = i;
   if (*li < 0)
     return sch_fail_at(sch, DR, loop, "loop %s is not an ancestor of block %s", sch_loop_name(loop), b->name);
-  if (!sch_is_reduction_block(bp))
+  if (!sch_is_reduction_block(sch, bp))
     return sch_fail_at(sch, DR, realize, "block %s is not a reduction block", b->name);
   for (int v = 0; v < b->niter_vars; v++) {
     if (b->iter_vars[v].type != TIR_ITER_REDUCE) continue;
@@ -101,6 +183,16 @@ static int dr_check(sch_t *sch, const sch_path_t *bp, tir_stmt_t *loop, tir_stmt
                            sch_loop_name(loop), sch_loop_name(loops[i]), b->iter_vars[v].var->u.var.name,
                            b->name);
   }
+  /* Each iteration of the loops from `loop` down must be a distinct
+   * iteration of the block: compute_at can leave a block recomputing its
+   * reduction, init included, under a consumer's loop that feeds no binding
+   * or only part of one (`v = f // 16`). The init nest before `loop` would
+   * run once for all those repeats. TVM does not check this. */
+  if (!dr_loops_map_one_to_one(sch, realize, loops + *li, nl - *li))
+    return sch_fail_at(sch, DR, loop,
+                       "the loops from %s down repeat iterations of block %s (it recomputes its reduction, init "
+                       "included, under them); an init before loop %s would run once",
+                       sch_loop_name(loop), b->name, sch_loop_name(loop));
   return MLC_OK;
 }
 
@@ -371,7 +463,7 @@ static int rf_check(sch_t *sch, rfactor_t *rf, sch_rv_t loop_rv, int factor_axis
   MLC_ASSERT(found);
   rf->realize = kids[0];
   rf->block = kids[0]->u.realize.block;
-  if (!sch_is_reduction_block(&rf->bp))
+  if (!sch_is_reduction_block(sch, &rf->bp))
     return sch_fail_at(sch, RF, rf->realize, "block %s is not a reduction block", rf->block->name);
   if (rf->rf_loop->u.loop.kind != TIR_FOR_SERIAL)
     return sch_fail_at(sch, RF, rf->rf_loop, "loop %s is %s, not serial", sch_loop_name(rf->rf_loop),
@@ -563,6 +655,29 @@ static tir_region_t point_region(mlc_arena_t *a, tir_buffer_t *buf, tir_expr_t *
   return r;
 }
 
+/* The write-back block runs under the block's loops minus the reduction
+ * loops it drops, and may read only the `<buf>_rf` entries the rfactor
+ * block wrote: those whose first iteration of the dropped loops passes the
+ * predicate (a split predicate `k_0 * 4 + k_1 < 16` only grows with each
+ * loop, so the first iteration decides). The dropped loops take their
+ * minimum, and conjuncts that then always hold go: a split of a spatial
+ * loop keeps its guard (TVM's RemakePredicate keeps it too), and a split
+ * whose last tile of the factored loop is wholly past the end (k in 5
+ * tiles of 4 over 16) skips that tile's entry, which no init ever wrote. */
+static tir_expr_t *rf_writeback_predicate(mlc_arena_t *a, const rfactor_t *rf) {
+  tir_expr_t *pred = rf->realize->u.realize.predicate;
+  if (!pred || tir_is_const_int(pred, 1)) return tir_bool(a, true);
+  tir_analyzer_t *an = tir_analyzer_new(a);
+  tir_var_map_t first = {0};
+  for (int i = 0; an && i < rf->nloops; i++) {
+    const tir_stmt_t *l = rf->loops[i];
+    if (rf->reduce[i] && l != rf->rf_loop) tir_var_map_set(a, &first, l->u.loop.var, l->u.loop.min);
+    else tir_analyzer_bind(an, l->u.loop.var, l->u.loop.min, l->u.loop.extent);
+  }
+  if (!an) return pred;
+  return tir_simplify(an, tir_substitute_expr(a, pred, &first));
+}
+
 /* The write-back block: the old block's name and uid, reducing `<buf>_rf`
  * over a reduction iter var of the factored loop. */
 static tir_stmt_t *rf_make_writeback(sch_t *sch, const rfactor_t *rf, tir_buffer_t *rfbuf, tir_expr_t **rf_idx) {
@@ -598,15 +713,7 @@ static tir_stmt_t *rf_make_writeback(sch_t *sch, const rfactor_t *rf, tir_buffer
   b->writes = mlc_arena_alloc(a, sizeof(tir_region_t));
   b->reads[0] = point_region(a, rfbuf, rhs->u.load.indices, ni + 1);
   b->writes[0] = point_region(a, upd->u.store.buffer, idx, ni);
-  /* It runs under the block's loops minus the reduction loops it drops: it
-   * keeps the predicate's conjuncts over the loops left (TVM's
-   * RemakePredicate), so a split of a spatial loop by a non-dividing factor
-   * still guards it. */
-  tir_stmt_t *dropped[SCH_MAX_DEPTH];
-  int nd = 0;
-  for (int i = 0; i < rf->nloops; i++)
-    if (rf->reduce[i] && rf->loops[i] != rf->rf_loop) dropped[nd++] = rf->loops[i];
-  return tir_block_realize(a, vals, n, keep_conjuncts(a, rf->realize->u.realize.predicate, dropped, nd), b);
+  return tir_block_realize(a, vals, n, rf_writeback_predicate(a, rf), b);
 }
 
 /* The old loop nest with the write-back block in place of the block, minus

@@ -1,7 +1,9 @@
 /*
  * test_analysis.c - the precondition analyses (schedule/analysis/): block
  * kinds, affine bindings, single-child chains, child blocks, dependences and
- * region relaxation, each on a case that holds and one that does not.
+ * region relaxation (its fast linear path checked against the general one),
+ * each on a case that holds and one that does not; and that remembered
+ * affine answers follow the program.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,7 +78,7 @@ static void complete_and_reduction_blocks(void **state) {
   assert_false(sch_is_complete_block(&p)); /* C is also written by "square" */
   p = path_of(sch, "sum");
   assert_false(sch_is_complete_block(&p));
-  assert_false(sch_is_reduction_block(&p)); /* "pred" writes B too */
+  assert_false(sch_is_reduction_block(sch, &p)); /* "pred" writes B too */
   p = path_of(sch, "scaled");
   assert_false(sch_is_complete_block(&p)); /* scaled_odd writes D too */
   sch_free(sch);
@@ -101,11 +103,11 @@ static void complete_and_reduction_blocks(void **state) {
       "            B[vi] = B[vi] + A[vi, vk]\n");
   p = path_of(sch, "copy");
   assert_true(sch_is_complete_block(&p));
-  assert_false(sch_is_reduction_block(&p)); /* no init */
+  assert_false(sch_is_reduction_block(sch, &p)); /* no init */
   assert_int_equal(sch_check_complete_or_reduction(sch, "compute_at", &p), MLC_OK);
   p = path_of(sch, "sum");
   assert_false(sch_is_complete_block(&p));
-  assert_true(sch_is_reduction_block(&p));
+  assert_true(sch_is_reduction_block(sch, &p));
   assert_int_equal(sch_check_complete_or_reduction(sch, "compute_at", &p), MLC_OK);
   sch_free(sch);
 }
@@ -240,6 +242,108 @@ static void relax_region_under_a_loop(void **state) {
   sch_free(sch);
 }
 
+/* The remembered answers (sch_affine_entry_t) are the iteration map's:
+ * kept through rewrites that leave the bindings and loop ranges alone,
+ * redone when they change, never stale. */
+static void affine_answers_are_remembered_until_the_binding_changes(void **state) {
+  sch_t *sch = st_schedule(KINDS);
+  sch_path_t p = path_of(sch, "pred");
+  assert_true(sch_has_affine_binding(sch, &p));
+  assert_int_equal(sch->naffine, 1);
+  const void *values = sch->affine[0].values;
+  /* Annotating a loop above copies it and the path, not the binding. */
+  sch_rv_t b;
+  const sch_rv_t *loops;
+  int n;
+  assert_int_equal(sch_get_block(sch, &b, "pred"), MLC_OK);
+  assert_int_equal(sch_get_loops(sch, &loops, &n, b), MLC_OK);
+  assert_int_equal(sch_annotate(sch, loops[2], "k", sch_arg_int(1)), MLC_OK);
+  p = path_of(sch, "pred");
+  assert_true(sch_has_affine_binding(sch, &p));
+  assert_int_equal(sch->naffine, 1);
+  assert_ptr_equal(sch->affine[0].values, values);
+  /* A split rewrites the binding: the entry follows the new one. */
+  const sch_rv_t *parts;
+  sch_arg_t f[2] = {sch_arg_none(), sch_arg_int(4)};
+  assert_int_equal(sch_split(sch, &parts, loops[3], f, 2, true), MLC_OK);
+  p = path_of(sch, "pred");
+  assert_true(sch_has_affine_binding(sch, &p));
+  assert_int_equal(sch->naffine, 1);
+  assert_ptr_equal(sch->affine[0].values, p.stmts[p.n - 1]->u.realize.iter_values);
+  assert_true((const void *)sch->affine[0].values != values);
+  /* Non-affine answers are not remembered, and a copy starts afresh. */
+  p = path_of(sch, "square");
+  assert_false(sch_has_affine_binding(sch, &p));
+  assert_int_equal(sch->naffine, 1);
+  sch_t *copy;
+  assert_int_equal(sch_copy(&copy, sch), MLC_OK);
+  assert_int_equal(copy->naffine, 0);
+  sch_free(copy);
+  sch_free(sch);
+}
+
+/* sch_relax_linear gives what tir_relax_range gives, on the sums it takes,
+ * and declines the rest. */
+static void linear_relaxation_matches_the_general_one(void **state) {
+  mlc_arena_t *a = mlc_arena_new();
+  tir_analyzer_t *an = tir_analyzer_new(a);
+  tir_dtype_t t = tir_dt_INT32();
+  tir_var_t *x = tir_var(a, "x", t), *y = tir_var(a, "y", t), *z = tir_var(a, "z", t), *o = tir_var(a, "o", t);
+  tir_analyzer_bind_const(an, o, 0, 8);
+  tir_var_t *vars[3] = {x, y, z};
+  tir_range_t doms[3] = {{tir_int(a, t, 0), tir_int(a, t, 4)}, {tir_int(a, t, 1), tir_int(a, t, 8)},
+                         {tir_int(a, t, 0), tir_int(a, t, 3)}};
+  tir_expr_t *one = tir_int(a, t, 1);
+  tir_expr_t *mins[] = {
+      /* o * 64 + x * 16 + y * 2 - z + 3 */
+      tir_binary(a, TIR_ADD,
+                 tir_binary(a, TIR_SUB,
+                            tir_binary(a, TIR_ADD,
+                                       tir_binary(a, TIR_ADD, tir_binary(a, TIR_MUL, o, tir_int(a, t, 64)),
+                                                  tir_binary(a, TIR_MUL, x, tir_int(a, t, 16))),
+                                       tir_binary(a, TIR_MUL, tir_int(a, t, 2), y)),
+                            z),
+                 tir_int(a, t, 3)),
+      o,
+      tir_binary(a, TIR_MUL, tir_binary(a, TIR_ADD, x, o), tir_int(a, t, 4)),
+  };
+  for (size_t i = 0; i < sizeof mins / sizeof mins[0]; i++) {
+    tir_range_t r = {mins[i], one}, fast, slow;
+    assert_true(sch_relax_linear(an, a, &r, vars, doms, 3, &fast));
+    assert_int_equal(tir_relax_range(&slow, an, &r, vars, doms, 3), MLC_OK);
+    mlc_strbuf_t f, sl;
+    mlc_sb_init(&f);
+    mlc_sb_init(&sl);
+    tir_print_expr(&f, fast.min);
+    mlc_sb_append(&f, " : ");
+    tir_print_expr(&f, fast.extent);
+    tir_print_expr(&sl, slow.min);
+    mlc_sb_append(&sl, " : ");
+    tir_print_expr(&sl, slow.extent);
+    assert_string_equal(mlc_sb_str(&f), mlc_sb_str(&sl));
+    mlc_sb_free(&f);
+    mlc_sb_free(&sl);
+  }
+  tir_range_t r = {tir_binary(a, TIR_FLOOR_DIV, x, tir_int(a, t, 2)), one}, out;
+  assert_false(sch_relax_linear(an, a, &r, vars, doms, 3, &out)); /* not a sum */
+  r.min = tir_binary(a, TIR_MUL, x, y);
+  assert_false(sch_relax_linear(an, a, &r, vars, doms, 3, &out)); /* a product of relaxed vars */
+  mlc_arena_free(a);
+}
+
+/* Under a predicate bounding the split (`j_0 * 10 + j_1 < 64`), the whole
+ * region is the 64 points the block writes, not the 70 of its loops. */
+static void relax_region_under_a_predicate(void **state) {
+  sch_t *sch = st_schedule(KINDS);
+  sch_path_t p = path_of(sch, "pred");
+  const tir_block_t *b = p.stmts[p.n - 1]->u.realize.block;
+  tir_range_t r[1];
+  assert_int_equal(sch_relax_region(sch, &p, -1, &b->writes[0], r), MLC_OK);
+  assert_true(tir_is_const_int(r[0].min, 0));
+  assert_true(tir_is_const_int(r[0].extent, 64));
+  sch_free(sch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(complete_and_reduction_blocks),
@@ -248,6 +352,9 @@ int main(void) {
       cmocka_unit_test(single_child_chain),
       cmocka_unit_test(child_blocks_and_dependences),
       cmocka_unit_test(relax_region_under_a_loop),
+      cmocka_unit_test(affine_answers_are_remembered_until_the_binding_changes),
+      cmocka_unit_test(linear_relaxation_matches_the_general_one),
+      cmocka_unit_test(relax_region_under_a_predicate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

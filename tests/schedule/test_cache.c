@@ -529,6 +529,62 @@ static const char EXP_TAIL_CACHES[] =
     "                T.writes(C[vi])\n"
     "                C[vi] = A_shared[vi] + T.float32(1)\n";
 
+/* A window over padding: B is computed at C's loop for rows i - 1 to i + 1,
+ * guarded at both edges. */
+static const char SRC_WINDOW[] =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((6,), \"float32\"), C: T.Buffer((6,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    B = T.alloc_buffer((6,))\n"
+    "    for i in range(6):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(6, i)\n"
+    "            T.reads(X[vi])\n"
+    "            T.writes(B[vi])\n"
+    "            B[vi] = X[vi] * T.float32(2)\n"
+    "    for i, r in T.grid(6, 3):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi, vr = T.axis.remap(\"SR\", [i, r])\n"
+    "            T.reads(B[vi + vr - 1])\n"
+    "            T.writes(C[vi])\n"
+    "            with T.init():\n"
+    "                C[vi] = T.float32(0)\n"
+    "            C[vi] = C[vi] + T.if_then_else(1 <= vi + vr and vi + vr < 7, B[vi + vr - 1], T.float32(0))\n";
+
+static const char EXP_WINDOW_CW[] =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((6,), \"float32\"), C: T.Buffer((6,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    B = T.alloc_buffer((6,))\n"
+    "    B_local = T.alloc_buffer((6,), scope=\"local\")\n"
+    "    for i in range(6):\n"
+    "        for ax0 in range(3):\n"
+    "            with T.block(\"B\"):\n"
+    "                vi = T.axis.spatial(6, i - 1 + ax0)\n"
+    "                T.where(i + ax0 >= 1 and i + ax0 < 7)\n"
+    "                T.reads(X[vi])\n"
+    "                T.writes(B_local[vi])\n"
+    "                B_local[vi] = X[vi] * T.float32(2)\n"
+    "        for ax0 in range(3):\n"
+    "            with T.block(\"B_local\"):\n"
+    "                v0 = T.axis.spatial(6, i - 1 + ax0)\n"
+    "                T.where(i + ax0 >= 1 and i + ax0 < 7)\n"
+    "                T.reads(B_local[v0])\n"
+    "                T.writes(B[v0])\n"
+    "                B[v0] = B_local[v0]\n"
+    "        for r in range(3):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi, vr = T.axis.remap(\"SR\", [i, r])\n"
+    "                T.reads(B[vi + vr - 1])\n"
+    "                T.writes(C[vi])\n"
+    "                with T.init():\n"
+    "                    C[vi] = T.float32(0)\n"
+    "                C[vi] = C[vi] + T.if_then_else(1 <= vi + vr and vi + vr < 7, B[vi + vr - 1], T.float32(0))\n";
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static sch_rv_t block_rv(sch_t *sch, const char *name) {
@@ -824,6 +880,20 @@ static void test_cache_stages_inside_an_overshooting_tile_copy_under_a_predicate
   sch_free(sch);
 }
 
+static void test_cache_write_inside_a_padded_window_guards_both_edges(void **state) {
+  (void)state;
+  /* The write-back copies rows i - 1 to i + 1 of B_local: row -1 (i = 0)
+   * and row 6 (i = 5) lie outside B, and the copy says so on both sides
+   * (it guarded only the upper edge and wrote B[-1]). */
+  sch_t *sch = st_schedule(SRC_WINDOW);
+  sch_rv_t b = block_rv(sch, "B"), c = block_rv(sch, "C"), stage = SCH_RV_NONE;
+  assert_int_equal(sch_compute_at(sch, b, loop_at(sch, c, 0), true, -1), MLC_OK);
+  assert_int_equal(sch_cache_write(sch, &stage, b, 0, "local", NULL, 0), MLC_OK);
+  st_check(sch, SRC_WINDOW, EXP_WINDOW_CW);
+  assert_trace_replays(sch, SRC_WINDOW);
+  sch_free(sch);
+}
+
 static void test_cache_primitives_reject_a_stale_block(void **state) {
   (void)state;
   sch_t *sch = st_schedule(SRC_MATMUL);
@@ -852,6 +922,7 @@ int main(void) {
       cmocka_unit_test(test_cache_write_rejects_bad_arguments),
       cmocka_unit_test(test_cache_write_after_an_overshooting_split_caches_only_the_buffer),
       cmocka_unit_test(test_cache_stages_inside_an_overshooting_tile_copy_under_a_predicate),
+      cmocka_unit_test(test_cache_write_inside_a_padded_window_guards_both_edges),
       cmocka_unit_test(test_cache_primitives_reject_a_stale_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -568,6 +568,102 @@ static const char *DEAD_END =
     "            T.writes(D[vi])\n"
     "            D[vi] = A[vi] + T.float32(1)\n";
 
+/* P pads Y: it reads Y only for 1 <= vi < 7. */
+static const char *PAD_AFTER =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((6,), \"float32\"), P: T.Buffer((8,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    Y = T.alloc_buffer((6,))\n"
+    "    for i in range(6):\n"
+    "        with T.block(\"Y\"):\n"
+    "            vi = T.axis.spatial(6, i)\n"
+    "            T.reads(X[vi])\n"
+    "            T.writes(Y[vi])\n"
+    "            Y[vi] = X[vi] * T.float32(2)\n"
+    "    for i in range(8):\n"
+    "        with T.block(\"P\"):\n"
+    "            vi = T.axis.spatial(8, i)\n"
+    "            T.reads(Y[vi - 1])\n"
+    "            T.writes(P[vi])\n"
+    "            P[vi] = T.if_then_else(1 <= vi and vi < 7, Y[vi - 1], T.float32(0))\n";
+
+/* D sums rows of E; N reads both. */
+static const char *SUM_THEN_NORM =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 8), \"float32\"), N: T.Buffer((4, 8), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    E = T.alloc_buffer((4, 8))\n"
+    "    D = T.alloc_buffer((4,))\n"
+    "    for i, j in T.grid(4, 8):\n"
+    "        with T.block(\"E\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(A[vi, vj])\n"
+    "            T.writes(E[vi, vj])\n"
+    "            E[vi, vj] = A[vi, vj] * T.float32(2)\n"
+    "    for i, k in T.grid(4, 8):\n"
+    "        with T.block(\"D\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(E[vi, vk])\n"
+    "            T.writes(D[vi])\n"
+    "            with T.init():\n"
+    "                D[vi] = T.float32(0)\n"
+    "            D[vi] = D[vi] + E[vi, vk]\n"
+    "    for i, j in T.grid(4, 8):\n"
+    "        with T.block(\"N\"):\n"
+    "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+    "            T.reads(E[vi, vj], D[vi])\n"
+    "            T.writes(N[vi, vj])\n"
+    "            N[vi, vj] = E[vi, vj] / D[vi]\n";
+
+/* A's loop i_1 (2) split by 5: one tile, T.where keeps 2 of its 5. */
+static const char *NESTED_TAIL =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((16,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    A = T.alloc_buffer((16,))\n"
+    "    for i_0, i_1_0, i_1_1 in T.grid(8, 1, 5):\n"
+    "        with T.block(\"A\"):\n"
+    "            vi = T.axis.spatial(16, i_0 * 2 + i_1_1)\n"
+    "            T.where(i_1_0 * 5 + i_1_1 < 2)\n"
+    "            T.reads(X[vi])\n"
+    "            T.writes(A[vi])\n"
+    "            A[vi] = X[vi] * T.float32(2)\n"
+    "    for i in range(16):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(16, i)\n"
+    "            T.reads(A[vi])\n"
+    "            T.writes(C[vi])\n"
+    "            C[vi] = A[vi] + T.float32(1)\n";
+
+/* A's loop i_1 (4) split by 3: the second tile keeps 1 of its 3, and the
+ * next tile's points lie right after it. */
+static const char *NESTED_OVERSHOOT =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((16,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    A = T.alloc_buffer((16,))\n"
+    "    for i_0, i_1_0, i_1_1 in T.grid(4, 2, 3):\n"
+    "        with T.block(\"A\"):\n"
+    "            vi = T.axis.spatial(16, i_0 * 4 + i_1_0 * 3 + i_1_1)\n"
+    "            T.where(i_1_0 * 3 + i_1_1 < 4)\n"
+    "            T.reads(X[vi])\n"
+    "            T.writes(A[vi])\n"
+    "            A[vi] = X[vi] * T.float32(2)\n"
+    "    for i in range(16):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(16, i)\n"
+    "            T.reads(A[vi])\n"
+    "            T.writes(C[vi])\n"
+    "            C[vi] = A[vi] + T.float32(1)\n";
+
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1243,6 +1339,79 @@ static void compute_at_rejects_a_producer_that_runs_after_the_loop(void **state)
                     "compute_at: producer block A of block D is not under loop i and runs after it");
 }
 
+static const char *EXP_NESTED_TAIL_RCA =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(X: T.Buffer((16,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    A = T.alloc_buffer((16,))\n"
+    "    for i_0, i_1_0 in T.grid(8, 1):\n"
+    "        for i_1_1 in range(5):\n"
+    "            with T.block(\"A\"):\n"
+    "                vi = T.axis.spatial(16, i_0 * 2 + i_1_1)\n"
+    "                T.where(i_1_0 * 5 + i_1_1 < 2)\n"
+    "                T.reads(X[vi])\n"
+    "                T.writes(A[vi])\n"
+    "                A[vi] = X[vi] * T.float32(2)\n"
+    "        for ax0 in range(2):\n"
+    "            with T.block(\"C\"):\n"
+    "                vi = T.axis.spatial(16, i_0 * 2 + ax0)\n"
+    "                T.reads(A[vi])\n"
+    "                T.writes(C[vi])\n"
+    "                C[vi] = A[vi] + T.float32(1)\n";
+
+static void reverse_compute_at_relaxes_the_producer_under_its_predicate(void **state) {
+  (void)state;
+  /* Under i_1_0 (extent 1) A writes 2 points, not 5: C covers those 2
+   * (it covered 5 and read A ahead of its writes). */
+  sch_t *sch = st_schedule(NESTED_TAIL);
+  move_ok(sch, sch_reverse_compute_at, "C", "A", 1, true, -1);
+  st_check(sch, NESTED_TAIL, EXP_NESTED_TAIL_RCA);
+  sch_free(sch);
+}
+
+static void reverse_compute_at_rejects_a_producer_predicate_that_drops_points_inside(void **state) {
+  (void)state;
+  /* Under i_1_0 = 1, A writes vi = 4 i_0 + 3 only; C would cover 4 i_0 + 3
+   * to 4 i_0 + 5 and read A[4 i_0 + 4] before the next i_0 writes it. */
+  assert_move_fails(NESTED_OVERSHOOT, sch_reverse_compute_at, "C", "A", 1, -1,
+                    "reverse_compute_at: the predicate of producer block A leaves part of what it writes under loop "
+                    "i_1_0 unwritten in each iteration");
+}
+
+static void reverse_compute_at_rejects_a_consumer_with_iterations_that_read_nothing(void **state) {
+  (void)state;
+  /* Under Y's loop, P would run only where it reads Y: P[0] and P[7] (the
+   * padding) would never be written. */
+  assert_move_fails(PAD_AFTER, sch_reverse_compute_at, "P", "Y", 0, -1,
+                    "reverse_compute_at: block P reads outside its producers' buffers for some values of vi (its "
+                    "reads cover only part of its domain); those iterations would not run under loop i");
+}
+
+static void reverse_compute_at_rejects_a_producer_that_reduces_over_the_loop(void **state) {
+  (void)state;
+  /* D under E's column loop sums one column per iteration; N after it in
+   * that iteration would divide by a partial sum. */
+  sch_t *sch = st_schedule(SUM_THEN_NORM);
+  move_ok(sch, sch_reverse_compute_at, "D", "E", 1, true, -1);
+  char *before = tir_print_func(sch_func(sch));
+  sch_rv_t n = block_of(sch, "N"), j = loop_of(sch, "E", 1);
+  int ninsts = sch_get_trace(sch)->n;
+  st_assert_fails(sch, sch_reverse_compute_at(sch, n, j, true, -1),
+                  "reverse_compute_at: producer block D of block N reduces over loop j, so its result is not "
+                  "complete within one iteration of loop j",
+                  before);
+  assert_int_equal(sch_get_trace(sch)->n, ninsts);
+  /* Under the row loop, D is complete. */
+  move_ok(sch, sch_reverse_compute_at, "N", "E", 0, true, -1);
+  tir_func_t *orig = st_parse(SUM_THEN_NORM);
+  st_assert_same_outputs(orig, sch_func(sch), 5, 0.0);
+  tir_func_free(orig);
+  mlc_free(before);
+  sch_free(sch);
+}
+
 static void compute_at_rejects_an_incomplete_block(void **state) {
   (void)state;
   assert_move_fails(TWO_WRITERS, sch_compute_at, "B_0", "C", 0, -1,
@@ -1305,6 +1474,10 @@ int main(void) {
       cmocka_unit_test(reverse_compute_at_rejects_a_producer_outside_the_loop),
       cmocka_unit_test(reverse_compute_at_rejects_a_consumer_that_runs_before_the_loop),
       cmocka_unit_test(compute_at_rejects_a_producer_that_runs_after_the_loop),
+      cmocka_unit_test(reverse_compute_at_relaxes_the_producer_under_its_predicate),
+      cmocka_unit_test(reverse_compute_at_rejects_a_producer_predicate_that_drops_points_inside),
+      cmocka_unit_test(reverse_compute_at_rejects_a_consumer_with_iterations_that_read_nothing),
+      cmocka_unit_test(reverse_compute_at_rejects_a_producer_that_reduces_over_the_loop),
       cmocka_unit_test(compute_at_rejects_an_incomplete_block),
       cmocka_unit_test(compute_at_rejects_a_scope_that_is_not_a_stage_pipeline),
       cmocka_unit_test(compute_at_rejects_an_index_outside_the_valid_range),

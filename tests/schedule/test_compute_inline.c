@@ -375,6 +375,29 @@ static const char *MATCHED =
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* B accumulates (an init on an all-spatial block, as rfactor leaves C_rf). */
+static const char *ACCUM_PRODUCER =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    B = T.alloc_buffer((8,))\n"
+    "    for i in range(8):\n"
+    "        with T.block(\"B\"):\n"
+    "            vi = T.axis.spatial(8, i)\n"
+    "            T.reads(A[vi])\n"
+    "            T.writes(B[vi])\n"
+    "            with T.init():\n"
+    "                B[vi] = T.float32(0)\n"
+    "            B[vi] = B[vi] + A[vi]\n"
+    "    for i in range(8):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(8, i)\n"
+    "            T.reads(B[vi])\n"
+    "            T.writes(C[vi])\n"
+    "            C[vi] = B[vi] + T.float32(1)\n";
+
 static sch_rv_t block_of(sch_t *sch, const char *name) {
   sch_rv_t b;
   assert_int_equal(sch_get_block(sch, &b, name), MLC_OK);
@@ -659,6 +682,15 @@ static void reverse_compute_inline_rejects_a_block_with_init(void **state) {
                       "reverse_compute_inline: block B has an init statement");
 }
 
+static void reverse_compute_inline_rejects_an_accumulating_producer(void **state) {
+  (void)state;
+  /* B's update reads B: storing into C instead would leave that read of B
+   * with nothing writing it. */
+  assert_inline_fails(ACCUM_PRODUCER, sch_reverse_compute_inline, "C",
+                      "reverse_compute_inline: producer block B accumulates into buffer B (it has an init or reads "
+                      "what it stores)");
+}
+
 static void reverse_compute_inline_rejects_a_producer_that_writes_an_output(void **state) {
   (void)state;
   assert_inline_fails(PRODUCER_IS_OUTPUT, sch_reverse_compute_inline, "C",
@@ -693,6 +725,7 @@ int main(void) {
       cmocka_unit_test(reverse_compute_inline_rejects_a_predicated_consumer),
       cmocka_unit_test(reverse_compute_inline_rejects_a_block_with_init),
       cmocka_unit_test(reverse_compute_inline_rejects_a_producer_that_writes_an_output),
+      cmocka_unit_test(reverse_compute_inline_rejects_an_accumulating_producer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

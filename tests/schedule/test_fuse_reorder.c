@@ -548,6 +548,64 @@ static void reorder_rejects_non_affine_bindings(void **state) {
  * wrong. With iter vars, the block's bindings are not affine either (a loop
  * range using another loop), which is checked first, as in TVM; an opaque
  * block has no bindings to check and meets the dependence check. */
+/* A fused `j, k` loop split by 3 (not dividing 32): both parts feed the
+ * spatial vj and the reduction vk. */
+static const char *const MIXED_REDUCTION =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 16), \"float32\"), B: T.Buffer((16, 2), \"float32\"), C: T.Buffer((4, 2), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i, f in T.grid(4, 32):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(4, i)\n"
+    "            vj = T.axis.spatial(2, f // 16)\n"
+    "            vk = T.axis.reduce(16, f % 16)\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
+static const char *const EXP_MIXED_SPATIAL_OUTSIDE =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 16), \"float32\"), B: T.Buffer((16, 2), \"float32\"), C: T.Buffer((4, 2), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for f_0, i, f_1 in T.grid(11, 4, 3):\n"
+    "        with T.block(\"C\"):\n"
+    "            vi = T.axis.spatial(4, i)\n"
+    "            vj = T.axis.spatial(2, (f_0 * 3 + f_1) // 16)\n"
+    "            vk = T.axis.reduce(16, (f_0 * 3 + f_1) % 16)\n"
+    "            T.where(f_0 * 3 + f_1 < 32)\n"
+    "            T.reads(A[vi, vk], B[vk, vj])\n"
+    "            T.writes(C[vi, vj])\n"
+    "            with T.init():\n"
+    "                C[vi, vj] = T.float32(0)\n"
+    "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+
+static void reorder_rejects_swapping_loops_that_feed_both_spatial_and_reduction(void **state) {
+  (void)state;
+  /* f_1 outside f_0 visits (vj, vk = 3) before (vj, vk = 0), whose init
+   * would then discard it. */
+  sch_t *sch = st_schedule(MIXED_REDUCTION);
+  const sch_rv_t *l = loops_of(sch, "C", 2);
+  sch_rv_t i = l[0];
+  static const int64_t by3[] = {-1, 3};
+  const sch_rv_t *f = split_ok(sch, l[1], by3, 2);
+  before_t b = snapshot(sch);
+  sch_rv_t swap[2] = {f[1], f[0]};
+  assert_failed(sch, &b, sch_reorder(sch, swap, 2),
+                "reorder: loops f_0 and f_1 both feed spatial and reduction iter vars of block C; swapping them "
+                "would run its init after some of its updates");
+  /* A loop that feeds only spatial iter vars may cross them. */
+  sch_rv_t fi[2] = {f[0], i};
+  reorder_ok(sch, fi, 2);
+  st_check(sch, MIXED_REDUCTION, EXP_MIXED_SPATIAL_OUTSIDE);
+  sch_free(sch);
+}
+
 #define DEP_HEAD                                                                                               \
   HEADER "def main(A: T.Buffer((8, 8, 8, 8), \"float32\"), B: T.Buffer((8, 8, 8, 8), \"float32\")):\n"       \
   "    for i in range(8):\n"                                                                                    \
@@ -649,6 +707,7 @@ int main(void) {
       cmocka_unit_test(reorder_rejects_scan_iter_var),
       cmocka_unit_test(reorder_rejects_non_affine_bindings),
       cmocka_unit_test(reorder_rejects_range_depending_on_inner_loop),
+      cmocka_unit_test(reorder_rejects_swapping_loops_that_feed_both_spatial_and_reduction),
       cmocka_unit_test(add_unit_loop_above_block),
       cmocka_unit_test(add_unit_loop_above_loop),
       cmocka_unit_test(add_unit_loop_rejects_root_block),

@@ -241,6 +241,116 @@ static void decompose_fails_below_a_reduction_loop(void **state) {
   sch_free(sch);
 }
 
+/* i split 3 x 3 > 8 with preserve_unit_iters off: the binding lost the
+ * unit loop i_1, the predicate kept it. */
+static const char *const SPLIT_UNIT_PRED =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((8, 8), \"int32\"), S: T.Buffer((8,), \"int32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i_0, i_1, i_2, k in T.grid(3, 1, 3, 8):\n"
+    "        with T.block(\"S\"):\n"
+    "            vi = T.axis.spatial(8, i_0 * 3 + i_2)\n"
+    "            vk = T.axis.reduce(8, k)\n"
+    "            T.where(i_0 * 3 + i_1 * 3 + i_2 < 8)\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(S[vi])\n"
+    "            with T.init():\n"
+    "                S[vi] = 0\n"
+    "            S[vi] = S[vi] + A[vi, vk]\n";
+
+static const char *const EXP_UNIT_PRED_DECOMPOSED =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((8, 8), \"int32\"), S: T.Buffer((8,), \"int32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i_0 in range(3):\n"
+    "        for i_2_init in range(3):\n"
+    "            with T.block(\"S_init\"):\n"
+    "                vi = T.axis.spatial(8, i_0 * 3 + i_2_init)\n"
+    "                T.where(i_0 * 3 + i_2_init < 8)\n"
+    "                T.reads()\n"
+    "                T.writes(S[vi])\n"
+    "                S[vi] = 0\n"
+    "        for i_1, i_2, k in T.grid(1, 3, 8):\n"
+    "            with T.block(\"S_update\"):\n"
+    "                vi = T.axis.spatial(8, i_0 * 3 + i_2)\n"
+    "                vk = T.axis.reduce(8, k)\n"
+    "                T.where(i_0 * 3 + i_1 * 3 + i_2 < 8)\n"
+    "                T.reads(S[vi], A[vi, vk])\n"
+    "                T.writes(S[vi])\n"
+    "                S[vi] = S[vi] + A[vi, vk]\n";
+
+static void decompose_keeps_the_guard_through_a_dropped_unit_loop(void **state) {
+  (void)state;
+  /* The init nest does not copy i_1 (no binding uses it); the conjunct
+   * naming it still guards the tail, with i_1 at its only value (it was
+   * dropped, and S_init wrote S[8]). */
+  sch_t *sch = st_schedule(SPLIT_UNIT_PRED);
+  int n;
+  const sch_rv_t *l = loops_of(sch, "S", &n);
+  sch_rv_t init;
+  assert_int_equal(sch_decompose_reduction(sch, &init, block_of(sch, "S"), l[1]), MLC_OK);
+  st_check(sch, SPLIT_UNIT_PRED, EXP_UNIT_PRED_DECOMPOSED);
+  sch_free(sch);
+}
+
+/* S recomputed under r (as compute_at under a consumer's loop leaves it). */
+static const char *const RECOMPUTED_SUM =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 8), \"int32\"), S: T.Buffer((4,), \"int32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i, r, k in T.grid(4, 2, 8):\n"
+    "        with T.block(\"S\"):\n"
+    "            vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "            T.reads(A[vi, vk])\n"
+    "            T.writes(S[vi])\n"
+    "            with T.init():\n"
+    "                S[vi] = 0\n"
+    "            S[vi] = S[vi] + A[vi, vk]\n";
+
+static const char *const EXP_RECOMPUTED_SUM_AT_K =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((4, 8), \"int32\"), S: T.Buffer((4,), \"int32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i, r in T.grid(4, 2):\n"
+    "        with T.block(\"S_init\"):\n"
+    "            vi = T.axis.spatial(4, i)\n"
+    "            T.reads()\n"
+    "            T.writes(S[vi])\n"
+    "            S[vi] = 0\n"
+    "        for k in range(8):\n"
+    "            with T.block(\"S_update\"):\n"
+    "                vi, vk = T.axis.remap(\"SR\", [i, k])\n"
+    "                T.reads(S[vi], A[vi, vk])\n"
+    "                T.writes(S[vi])\n"
+    "                S[vi] = S[vi] + A[vi, vk]\n";
+
+static void decompose_rejects_loops_that_repeat_the_reduction(void **state) {
+  (void)state;
+  /* At loop i the init would run once per row and the updates twice. */
+  sch_t *sch = st_schedule(RECOMPUTED_SUM);
+  int n;
+  const sch_rv_t *l = loops_of(sch, "S", &n);
+  sch_rv_t b = block_of(sch, "S"), init;
+  int ninsts = sch_get_trace(sch)->n;
+  st_assert_fails(sch, sch_decompose_reduction(sch, &init, b, l[0]),
+                  "decompose_reduction: the loops from i down repeat iterations of block S (it recomputes its "
+                  "reduction, init included, under them); an init before loop i would run once",
+                  RECOMPUTED_SUM);
+  assert_int_equal(sch_get_trace(sch)->n, ninsts);
+  /* Below r every iteration is a distinct one. */
+  assert_int_equal(sch_decompose_reduction(sch, &init, b, l[2]), MLC_OK);
+  st_check(sch, RECOMPUTED_SUM, EXP_RECOMPUTED_SUM_AT_K);
+  sch_free(sch);
+}
+
 /* ------------------------------------------------------------------------ */
 /* rfactor                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -496,6 +606,47 @@ static void rfactor_under_a_reduction_tail_keeps_the_guard_in_the_rf_block(void 
   sch_free(sch);
 }
 
+static const char *const EXP_RF_EMPTY_TILE =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((8, 16), \"int32\"), S: T.Buffer((8,), \"int32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    S_rf = T.alloc_buffer((5, 8), \"int32\")\n"
+    "    for i, k_0, k_1 in T.grid(8, 5, 4):\n"
+    "        with T.block(\"S_rf\"):\n"
+    "            vk_0, vi, vk_1 = T.axis.remap(\"SSR\", [k_0, i, k_1])\n"
+    "            T.where(k_0 * 4 + k_1 < 16)\n"
+    "            T.reads(A[vi, vk_0 * 4 + vk_1])\n"
+    "            T.writes(S_rf[vk_0, vi])\n"
+    "            with T.init():\n"
+    "                S_rf[vk_0, vi] = 0\n"
+    "            S_rf[vk_0, vi] = S_rf[vk_0, vi] + A[vi, vk_0 * 4 + vk_1]\n"
+    "    for i, k_0 in T.grid(8, 5):\n"
+    "        with T.block(\"S\"):\n"
+    "            vk_0, vi = T.axis.remap(\"RS\", [k_0, i])\n"
+    "            T.where(k_0 * 4 < 16)\n"
+    "            T.reads(S_rf[vk_0, vi])\n"
+    "            T.writes(S[vi])\n"
+    "            with T.init():\n"
+    "                S[vi] = 0\n"
+    "            S[vi] = S[vi] + S_rf[vk_0, vi]\n";
+
+static void rfactor_of_a_wholly_empty_tile_skips_its_entry(void **state) {
+  (void)state;
+  /* k in 5 tiles of 4 over 16: tile 4 is past the end, so the rf block
+   * never writes S_rf[4, ..] (not even its init); the write-back must not
+   * read it. */
+  sch_t *sch = st_schedule(ROWSUM_8x16);
+  int n;
+  const sch_rv_t *l = loops_of(sch, "S", &n);
+  const sch_rv_t *parts = split_loop(sch, l[1], sch_arg_int(5), sch_arg_none());
+  sch_rv_t rf;
+  assert_int_equal(sch_rfactor(sch, &rf, parts[0], 0), MLC_OK);
+  st_check(sch, ROWSUM_8x16, EXP_RF_EMPTY_TILE);
+  sch_free(sch);
+}
+
 static void rfactor_rejects_spatial_and_non_serial_loops(void **state) {
   static const char *const PAR =
       "@T.prim_func\n"
@@ -622,12 +773,15 @@ int main(void) {
       cmocka_unit_test(decompose_copies_thread_binding_of_init_loops),
       cmocka_unit_test(decompose_fails_for_loop_outside_the_block),
       cmocka_unit_test(decompose_fails_below_a_reduction_loop),
+      cmocka_unit_test(decompose_keeps_the_guard_through_a_dropped_unit_loop),
+      cmocka_unit_test(decompose_rejects_loops_that_repeat_the_reduction),
       cmocka_unit_test(rfactor_inner_loop_of_sum_makes_rf_and_write_back_blocks),
       cmocka_unit_test(rfactor_with_last_factor_axis_appends_the_dimension),
       cmocka_unit_test(rfactor_of_max_reduction_keeps_max_combiner),
       cmocka_unit_test(rfactor_of_float_matmul_computes_the_same_to_rounding),
       cmocka_unit_test(rfactor_under_a_spatial_tail_guards_the_write_back_too),
       cmocka_unit_test(rfactor_under_a_reduction_tail_keeps_the_guard_in_the_rf_block),
+      cmocka_unit_test(rfactor_of_a_wholly_empty_tile_skips_its_entry),
       cmocka_unit_test(rfactor_rejects_spatial_and_non_serial_loops),
       cmocka_unit_test(rfactor_rejects_unknown_reducers_and_bad_axes),
       cmocka_unit_test(rfactor_rejects_elementwise_blocks_and_shared_loops),

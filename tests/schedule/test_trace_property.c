@@ -23,7 +23,7 @@
 
 /* Random schedules per workload: ROUNDS in ctest; MLC_PROPERTY_SCHEDULES=N
  * runs N (a long hunt outside ctest). */
-#define ROUNDS 16
+#define ROUNDS 48
 #define STEPS 10   /* choices per schedule */
 #define MAX_BLOCKS 16
 
