@@ -32,21 +32,13 @@
  *
  * The stage-pipeline, output-block and leaf-removal checks (step 1) and the
  * inverse of an affine iteration map (step 4) are shared with
- * compute_inline.c, which defines them.
+ * compute_inline.c, which defines them (compute_location.h).
  */
 #include <stddef.h>
 #include <string.h>
 
-#include "schedule/analysis/analysis.h"
+#include "schedule/primitive/compute_location.h"
 
-/* Defined in compute_inline.c (they belong in a private header of schedule/;
- * see the file-top comment there). */
-int sch_check_stage_pipeline(sch_t *sch, const char *prim, const sch_path_t *path, int scope_depth);
-int sch_check_not_output_block(sch_t *sch, const char *prim, const sch_path_t *path, int scope_depth);
-int sch_plan_leaf_removal(sch_t *sch, const char *prim, const sch_path_t *path, int scope_depth, int *rm_depth);
-int sch_inverse_iter_map(tir_analyzer_t *an, mlc_arena_t *a, const tir_iter_map_t *map, tir_expr_t **outputs,
-                         tir_var_t **vars, int nvars, tir_expr_t **out);
-int sch_inline_unrecorded(sch_t *sch, sch_rv_t block_rv, bool reverse);
 
 /* ------------------------------------------------------------------------ */
 /* Small arithmetic helpers                                                  */
@@ -58,22 +50,6 @@ typedef struct {
 } ivl_t;
 
 static const ivl_t NOTHING = {NULL, NULL};
-
-/* y in dtype t (immediates rebuilt, anything else cast). */
-static tir_expr_t *as_dtype(mlc_arena_t *a, tir_expr_t *y, tir_dtype_t t) {
-  int64_t v;
-  if (tir_dtype_eq(y->dtype, t)) return y;
-  if (tir_as_int(y, &v)) return tir_int(a, t, v);
-  return tir_cast(a, t, y);
-}
-
-static tir_expr_t *mk(mlc_arena_t *a, tir_expr_kind_t k, tir_expr_t *x, tir_expr_t *y) {
-  return tir_binary(a, k, x, as_dtype(a, y, x->dtype));
-}
-
-static tir_expr_t *mk_int(mlc_arena_t *a, const tir_expr_t *like, int64_t v) {
-  return tir_int(a, like->dtype, v);
-}
 
 static bool prove(tir_analyzer_t *an, mlc_arena_t *a, tir_expr_kind_t k, tir_expr_t *x, tir_expr_t *y) {
   int64_t u, v;
