@@ -208,6 +208,21 @@ static void prefer_full_vectors(mlc_module_t *m) {
   }
 }
 
+/* O3, then a second chance for LICM to keep accumulators in registers.
+ * LLVM fully unrolls small inner loops late (after O3's LICM), leaving
+ * loops like `for k: C[x] += ..; C[x + 512] += ..` whose accesses are
+ * loop-invariant but whose indices instcombine has rewritten to
+ * `(x | 512) + y`, which BasicAA cannot tell apart from `x + y`: the
+ * accesses fall into one may-alias set and LICM promotes none of them, so
+ * every reduction step loads and stores its accumulator. Splitting the
+ * constant offsets out of the GEPs (separate-const-offset-from-gep) makes
+ * them `gep(gep(C, x + y), 512)`, which BasicAA resolves; LICM then keeps
+ * the accumulators in registers (bench_gemm's "tiled" GMM-512 on one
+ * thread: 39 -> 84 GFLOP/s). */
+#define CG_PIPELINE                                                                    \
+  "default<O3>,function(separate-const-offset-from-gep,early-cse<memssa>,"             \
+  "loop-mssa(licm),instcombine,simplifycfg)"
+
 int cg_module_optimize(mlc_module_t *m) {
   int rc = cg_module_verify(m->mod);
   if (rc != MLC_OK) return rc;
@@ -217,7 +232,7 @@ int cg_module_optimize(mlc_module_t *m) {
   LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(opts, 1);
-  LLVMErrorRef err = LLVMRunPasses(m->mod, "default<O3>", m->tm, opts);
+  LLVMErrorRef err = LLVMRunPasses(m->mod, CG_PIPELINE, m->tm, opts);
   LLVMDisposePassBuilderOptions(opts);
   if (err) {
     char *msg = LLVMGetErrorMessage(err);
