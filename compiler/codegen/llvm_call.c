@@ -60,16 +60,6 @@ static const math_op_t *math_op_find(tir_op_t op) {
   return NULL;
 }
 
-static LLVMValueRef fail_null(int code, const char *fmt, const char *arg) {
-  mlc_error_set(code, fmt, arg);
-  return NULL;
-}
-
-static int lanes_of(LLVMValueRef v) {
-  LLVMTypeRef t = LLVMTypeOf(v);
-  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(t) : 1;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Math                                                                      */
 /* ------------------------------------------------------------------------ */

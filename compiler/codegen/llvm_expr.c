@@ -21,16 +21,6 @@
 
 #include <string.h>
 
-static LLVMValueRef fail_null(int code, const char *fmt, const char *arg) {
-  mlc_error_set(code, fmt, arg);
-  return NULL;
-}
-
-static int lanes_of(LLVMValueRef v) {
-  LLVMTypeRef t = LLVMTypeOf(v);
-  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(t) : 1;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */

@@ -172,4 +172,16 @@ typedef struct {
  * arguments and calling kernel. */
 int cg_abi_wrapper(cg_t *cg, const cg_sig_t *sig, LLVMValueRef kernel);
 
+/* Sets the error (fmt takes one string) and returns NULL, for value builders. */
+static inline LLVMValueRef fail_null(int code, const char *fmt, const char *arg) {
+  mlc_error_set(code, fmt, arg);
+  return NULL;
+}
+
+/* Lanes of an LLVM value: its vector size, 1 for scalars. */
+static inline int lanes_of(LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(t) : 1;
+}
+
 #endif /* MLC_LLVM_GEN_H */
