@@ -58,4 +58,8 @@ void mlc_hasher_str(mlc_hasher_t *h, const char *s) {
 
 uint64_t mlc_hasher_digest(const mlc_hasher_t *h) { return XXH64_digest(&h->state); }
 
-void mlc_hash_hex(uint64_t h, char buf[17]) { snprintf(buf, 17, "%016" PRIx64, h); }
+void mlc_hash_hex(uint64_t h, char buf[17]) {
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 15; i >= 0; i--, h >>= 4) buf[i] = digits[h & 15];
+  buf[16] = '\0';
+}

@@ -61,12 +61,22 @@ static void put_hex(mlc_strbuf_t *sb, uint64_t v) {
   mlc_sb_putc(sb, '"');
 }
 
-/* The shortest of %.15g..%.17g that reads back as the same double. */
+/* A form of v that reads back as the same double: %.15g when that is exact
+ * (short for values a person typed), else %.17g (always exact). This runs
+ * for every time of every record, so the 15-digit form is only tried when
+ * it can work: a 15-digit decimal that reads back as v lies within half an
+ * ulp of v, so v's 17-digit mantissa ends in 00..11 or 89..99. */
 static void put_real(mlc_strbuf_t *sb, double v) {
   char buf[40];
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) break;
+  int n = snprintf(buf, sizeof buf, "%.17g", v);
+  const char *e = memchr(buf, 'e', (size_t)n);
+  const char *end = e ? e : buf + n; /* the mantissa's last digit is end[-1] */
+  bool two = end - buf >= 2 && end[-1] >= '0' && end[-1] <= '9' && end[-2] >= '0' && end[-2] <= '9';
+  int last2 = two ? (end[-2] - '0') * 10 + (end[-1] - '0') : 0;
+  if (!two || last2 <= 11 || last2 >= 89) {
+    char short_form[40];
+    snprintf(short_form, sizeof short_form, "%.15g", v);
+    if (strtod(short_form, NULL) == v) memcpy(buf, short_form, sizeof buf);
   }
   mlc_sb_append(sb, buf);
   if (!strpbrk(buf, ".eEn")) mlc_sb_append(sb, ".0"); /* stays a real for readers */
@@ -332,13 +342,38 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return a / b - (a % b != 0 && (a < 0) != (b < 0));
 }
 
+/* Writes v as n decimal digits (v < 10^n), without snprintf: this runs for
+ * every record committed. */
+static char *put_digits(char *p, int64_t v, int n) {
+  for (int i = n - 1; i >= 0; i--, v /= 10) p[i] = (char)('0' + v % 10);
+  return p + n;
+}
+
 void fcodec_time_str(int64_t us, char buf[FCODEC_TIME_MAX]) {
   int64_t secs = floor_div(us, 1000000), frac = us - secs * 1000000;
   int64_t days = floor_div(secs, 86400), sod = secs - days * 86400, y;
   int m, d;
   civil_from_days(days, &y, &m, &d);
-  snprintf(buf, FCODEC_TIME_MAX, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%06dZ", y, m, d,
-           (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), (int)frac);
+  if (y < 0 || y > 9999) { /* outside what the fixed layout holds */
+    snprintf(buf, FCODEC_TIME_MAX, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d.%06dZ", y, m, d,
+             (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), (int)frac);
+    return;
+  }
+  char *p = put_digits(buf, y, 4);
+  *p++ = '-';
+  p = put_digits(p, m, 2);
+  *p++ = '-';
+  p = put_digits(p, d, 2);
+  *p++ = 'T';
+  p = put_digits(p, sod / 3600, 2);
+  *p++ = ':';
+  p = put_digits(p, sod / 60 % 60, 2);
+  *p++ = ':';
+  p = put_digits(p, sod % 60, 2);
+  *p++ = '.';
+  p = put_digits(p, frac, 6);
+  *p++ = 'Z';
+  *p = '\0';
 }
 
 /* Reads n decimal digits exactly. */

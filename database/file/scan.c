@@ -65,6 +65,10 @@ static bool scan_string(scan_t *s, fspan_t *out) {
   bool escaped = false;
   while (s->p < s->end) {
     unsigned char c = (unsigned char)*s->p;
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* the common case, inline */
+      s->p++;
+      continue;
+    }
     if (c == '"') {
       if (out) *out = (fspan_t){open + 1, (size_t)(s->p - open - 1), escaped};
       s->p++;

@@ -377,6 +377,60 @@ static void test_long_lines_round_trip(void **state) {
   mlc_sb_free(&trace);
 }
 
+/* Run times come back bit for bit, and a value a person would type is
+ * written the way they typed it (the writer tries the 15-digit form only
+ * when a 17-digit mantissa says it can work: this checks that shortcut on
+ * thousands of random doubles and on the edges). */
+static void test_run_times_round_trip_exactly_and_short_values_stay_short(void **state) {
+  (void)state;
+  char dir[600];
+  new_dir(dir, sizeof dir);
+  db_t *db = open_dir(dir);
+  enum { N = 2000 };
+  static suite_rec_t recs[N];
+  const double edges[] = {0.1, 1e-3, 2.5e-5, 0.30000000000000004, 1.0, 9.999999999999999e-6,
+                          5e-324, 1.7976931348623157e308, 123456789012345.0, 0.9999999999999999};
+  const int nedges = (int)(sizeof edges / sizeof *edges);
+  mlc_rng_t rng;
+  mlc_rng_seed(&rng, 7);
+  for (int i = 0; i < N; i++) {
+    double runs[3];
+    for (int j = 0; j < 3; j++) {
+      uint64_t bits = mlc_rng_next(&rng) >> 2; /* positive, finite, any magnitude */
+      double v;
+      memcpy(&v, &bits, sizeof v);
+      runs[j] = i < nedges && j == 0 ? edges[i] : v;
+    }
+    suite_rec(&recs[i], SUITE_W1, SUITE_CPU, "cpu-znver4", i, runs, 3, MLC_ERROR_KIND_NONE, SUITE_T0 + i);
+  }
+  for (int i = 0; i < N; i += 100) suite_commit(db, &recs[i], 100);
+  db_close(db);
+  db = open_dir(dir);
+  db_result_t *res = suite_records(db, NULL);
+  assert_int_equal(res->nrecords, N);
+  int matched = 0;
+  for (int i = 0; i < res->nrecords; i++)
+    for (int k = 0; k < N; k++)
+      if (strcmp(res->records[i].id, recs[k].r.id) == 0) {
+        assert_int_equal(res->records[i].nrun_secs, 3);
+        assert_memory_equal(res->records[i].run_secs, recs[k].runs, 3 * sizeof(double));
+        matched++;
+        break;
+      }
+  assert_int_equal(matched, N);
+  db_result_free(res);
+  db_close(db);
+  char path[700];
+  snprintf(path, sizeof path, "%s/records.jsonl", dir);
+  char *text = read_text(path);
+  assert_non_null(strstr(text, "[0.1,"));
+  assert_non_null(strstr(text, "[0.001,"));
+  assert_non_null(strstr(text, "[2.5e-05,"));
+  assert_non_null(strstr(text, "[0.30000000000000004,"));
+  assert_non_null(strstr(text, "[123456789012345.0,"));
+  mlc_free(text);
+}
+
 /* ---- URIs ---------------------------------------------------------------- */
 
 static void test_bare_paths_and_file_uris_name_the_same_database(void **state) {
@@ -465,6 +519,7 @@ int main(void) {
       FILE_TEST(test_commit_skips_a_record_another_process_stored_meanwhile),
       FILE_TEST(test_a_prune_by_another_process_is_seen_and_appends_go_to_the_new_file),
       FILE_TEST(test_long_lines_round_trip),
+      FILE_TEST(test_run_times_round_trip_exactly_and_short_values_stay_short),
       FILE_TEST(test_bare_paths_and_file_uris_name_the_same_database),
       FILE_TEST(test_bad_uris_are_refused_with_einval),
       FILE_TEST(test_passwords_never_appear_in_uris_or_messages),
