@@ -4,7 +4,7 @@
 # Used by both README commands and by CI (through ./dev.sh).
 set -euo pipefail
 
-# Needed to build and test. Later steps add ZeroMQ and XGBoost.
+# Needed to build and test. Later steps add ZeroMQ.
 packages=(
   build-essential cmake pkg-config git
   libjansson-dev libxxhash-dev libcmocka-dev libdlpack-dev
@@ -13,6 +13,7 @@ packages=(
   llvm-dev                      # code generation (LLVM 14, Debian 12's default)
   libopenblas-dev               # the peer in bench/ (sgemm)
   libpq-dev postgresql          # the PostgreSQL backend; tests start a throwaway cluster
+  libxgboost-dev                # the cost model (XGBoost's C API)
 )
 
 missing=()

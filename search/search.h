@@ -1,0 +1,311 @@
+/*
+ * search.h - the tuner's core (DESIGN.md, Search): design-space rules,
+ * postprocessors, mutators, candidates, evolutionary search per task, the
+ * measurement transport, the task scheduler and the tuning driver behind
+ * `mlc-tune`. Names follow MetaSchedule's (ScheduleRule, Postproc, Mutator,
+ * EvolutionarySearch, TaskScheduler) so a TVM user can find their way.
+ *
+ * Layout of the folder (each part one private area):
+ *   space/     rules and design-space generation   (ms_rule_*, ms_space_*)
+ *   postproc/  postprocessors                      (ms_postproc_*)
+ *   evolve/    candidates, mutators, evolutionary search (ms_candidate_*,
+ *              ms_mutator_*, ms_search_*)
+ *   tune/      transports, task scheduler, driver, progress and plots
+ *              (ms_runner_*, ms_tune*)
+ *   cli/       mlc-tune
+ *
+ * Errors: functions return an mlc status; the detail is in mlc_error_last().
+ * Ownership is stated per function; "borrowed" pointers must outlive the
+ * call (or the object that keeps them, where said).
+ */
+#ifndef MLC_SEARCH_H
+#define MLC_SEARCH_H
+
+#include "cost-model/cost_model.h"
+#include "database/database.h"
+#include "schedule/schedule.h"
+#include "workers/measure.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Task context                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* What every rule, postprocessor and mutator may look at (MetaSchedule's
+ * TuneContext). */
+typedef struct {
+  const tir_func_t *workload; /* the task's PrimFunc, unscheduled (borrowed) */
+  const char *task_name;      /* the function's name */
+  mlc_target_t target;
+  int num_cores;              /* target.num_cores, or the host's */
+  uint64_t seed;
+} ms_ctx_t;
+
+/* Fills ctx for workload on target (num_cores from the target). */
+void ms_ctx_init(ms_ctx_t *ctx, const tir_func_t *workload, const char *task_name,
+                 const mlc_target_t *target, uint64_t seed);
+
+/* Block and root annotations the rules leave for the postprocessors
+ * (MetaSchedule's keys, so traces read the same as TVM's). */
+#define MS_ANN_TILING_STRUCTURE "meta_schedule.tiling_structure"
+#define MS_ANN_PARALLEL "meta_schedule.parallel"           /* root: max parallel extent */
+#define MS_ANN_VECTORIZE "meta_schedule.vectorize"         /* root: max vector extent */
+#define MS_ANN_UNROLL_EXPLICIT "meta_schedule.unroll_explicit" /* root: max unroll step */
+#define MS_ANN_AUTO_TENSORIZE "meta_schedule.auto_tensorize"   /* block: intrinsic name */
+#define MS_ANN_LAYOUT_REWRITE "meta_schedule.layout_rewrite_preproc"
+#define MS_ANN_RANDOM_COMPUTE_LOCATION "meta_schedule.random_compute_producer"
+
+/* ------------------------------------------------------------------------ */
+/* Design space: rules                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ms_rule ms_rule_t;
+
+/* A schedule rule (ScheduleRule). apply() takes `sch` (owned: it frees it
+ * or returns it) and the name of one of its blocks, and appends to *out the
+ * schedules it makes from it (one or more: forks for variants; the input
+ * unchanged when the rule does not apply). A primitive that fails inside a
+ * rule drops that fork, never the others. */
+struct ms_rule {
+  const char *name; /* "AutoInline", "MultiLevelTiling", ... */
+  int (*apply)(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, const char *block,
+               sch_t ***out, int *nout, int *cap);
+  void (*free)(ms_rule_t *self); /* NULL when static */
+  const void *params;            /* the rule's own settings */
+};
+
+/* MetaSchedule's CPU defaults (DESIGN.md): AutoInline, AddRFactor,
+ * MultiLevelTilingWithIntrin (AVX-512 FMA / VNNI, only when the target has
+ * them), MultiLevelTiling SSRSRS (max innermost factor 64, write cache `may`
+ * at levels 1-2), ParallelizeVectorizeUnroll (parallel up to 16 x cores,
+ * vectorize up to 64, unroll {0, 16, 64, 512}), RandomComputeLocation.
+ * The array is static; n is set. Step 8 adds ms_rules_cuda_default. */
+const ms_rule_t *const *ms_rules_cpu_default(const ms_ctx_t *ctx, int *n);
+/* One rule by name (for tests and `mlc-sched space --rules`); NULL if unknown. */
+const ms_rule_t *ms_rule_find(const char *name);
+
+/* The design space: traces (with sampling instructions and their decisions
+ * as first sampled) from applying `rules` to every block in post-order, as
+ * MetaSchedule's PostOrderApply does. Owned by the space. */
+typedef struct {
+  int n;
+  sch_trace_t **traces;
+} ms_space_t;
+
+int ms_space_generate(ms_space_t *out, const ms_ctx_t *ctx, const ms_rule_t *const *rules, int nrules);
+void ms_space_free(ms_space_t *s);
+
+/* ------------------------------------------------------------------------ */
+/* Postprocessors                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ms_postproc ms_postproc_t;
+
+/* A postprocessor (Postproc): rewrites sch in place (through traced
+ * primitives, so the trace replays to the same program) or rejects it.
+ * Returns MLC_OK, or MLC_ESCHEDULE with the reason in mlc_error_last()
+ * ("DisallowDynamicLoop: loop i has extent n") when the candidate is invalid;
+ * sch is then unusable. */
+struct ms_postproc {
+  const char *name;
+  int (*apply)(const ms_postproc_t *self, const ms_ctx_t *ctx, sch_t *sch);
+};
+
+/* CPU defaults in order: DisallowDynamicLoop, RewriteParallelVectorizeUnroll,
+ * RewriteReductionBlock, RewriteLayout, RewriteTensorize. Static array. */
+const ms_postproc_t *const *ms_postprocs_cpu_default(const ms_ctx_t *ctx, int *n);
+const ms_postproc_t *ms_postproc_find(const char *name);
+
+/* Records EnterPostproc, then runs each postprocessor; stops at the first
+ * rejection (its status and reason). */
+int ms_postprocs_apply(const ms_ctx_t *ctx, const ms_postproc_t *const *pp, int n, sch_t *sch);
+
+/* ------------------------------------------------------------------------ */
+/* Candidates                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* One measurable candidate: the full trace (design part, EnterPostproc,
+ * postprocessing) with every decision, the scheduled program it makes, and
+ * its hash (XXH64 of the canonical trace JSON text: db_record_t.trace_hash). */
+typedef struct {
+  sch_trace_t *trace;      /* owned */
+  char *trace_json;        /* owned (mlc_free); canonical text */
+  uint64_t trace_hash;
+  sch_t *sch;              /* owned; sch_func(sch) is the scheduled program */
+  double score;            /* the cost model's, when predicted */
+} ms_candidate_t;
+
+void ms_candidate_free(ms_candidate_t *c); /* frees members; NULL is fine */
+
+/* The design part of a trace: the instructions before EnterPostproc (the
+ * whole trace when it has none), with their decisions. Owned by the caller. */
+int ms_trace_design_part(sch_trace_t **out, const sch_trace_t *t);
+
+/* Replays the design part of `trace` on a fresh schedule of ctx->workload
+ * (with its decisions when use_decisions, else sampling afresh from `seed`),
+ * then runs the postprocessors. MLC_ESCHEDULE with the reason when the
+ * replay or a postprocessor rejects it. */
+int ms_candidate_make(ms_candidate_t *out, const ms_ctx_t *ctx, const sch_trace_t *trace, bool use_decisions,
+                      uint64_t seed, const ms_postproc_t *const *pp, int npp);
+
+/* ------------------------------------------------------------------------ */
+/* Mutators                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ms_mutator ms_mutator_t;
+
+/* A mutator (Mutator): from a design trace (no postprocessing part), makes
+ * a new one differing in one decision (or one annotation value). Returns
+ * MLC_OK with *out owned by the caller, or MLC_ENOTFOUND when it finds
+ * nothing to change in t (not an error: the search tries another). */
+struct ms_mutator {
+  const char *name;
+  int (*apply)(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_t *t, mlc_rng_t *rng,
+               sch_trace_t **out);
+};
+
+/* CPU defaults with their probabilities (DESIGN.md): MutateTileSize 0.9,
+ * MutateComputeLocation 0.05, MutateUnroll 0.03, MutateParallel 0.02. */
+typedef struct {
+  const ms_mutator_t *mutator;
+  double prob;
+} ms_mutator_prob_t;
+const ms_mutator_prob_t *ms_mutators_cpu_default(const ms_ctx_t *ctx, int *n);
+const ms_mutator_t *ms_mutator_find(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Evolutionary search (one task)                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  int population;          /* 512 */
+  double init_db_fraction; /* 0.2: share of the initial population seeded from
+                              the database's best */
+  int init_min_valid;      /* 50: valid random samples wanted per round */
+  int max_fail_rounds;     /* 5: sampling rounds that yield nothing before the
+                              task gives up (never hangs) */
+  int generations;         /* 4 */
+  double mutation_prob;    /* 0.85 */
+  double eps_greedy;       /* 0.05: share of each batch picked at random */
+  int max_stale_rounds;    /* 5: rounds with nothing new before the task is done */
+} ms_search_options_t;
+
+void ms_search_options_default(ms_search_options_t *o);
+
+typedef struct ms_search ms_search_t;
+
+/* A task's search state. ctx, rules' space and postprocessors are borrowed
+ * for its life; `db` (borrowed, may be NULL) is read at creation for the
+ * traces already measured for this workload and target (never measured again)
+ * and the best ones (seeds). */
+int ms_search_create(ms_search_t **out, const ms_ctx_t *ctx, const ms_space_t *space,
+                     const ms_postproc_t *const *pp, int npp, const ms_mutator_prob_t *mutators, int nmut,
+                     const ms_search_options_t *opts, db_t *db);
+void ms_search_free(ms_search_t *s);
+
+/* The next batch of at most n candidates, never measured before (by trace
+ * hash), picked by the model's scores (cost model shared across tasks:
+ * `group` is the task's). *nout = 0 and *done = true when the task has
+ * nothing new left (the space is exhausted or sampling keeps failing: the
+ * reason is in ms_search_status). Candidates are owned by the caller
+ * (ms_candidate_free each, then mlc_free the array). */
+int ms_search_next(ms_search_t *s, cm_model_t *model, uint64_t group, int n, ms_candidate_t **out, int *nout,
+                   bool *done);
+/* Tells the search what its candidates measured (median seconds, <= 0 for a
+ * failure): they join the measured set and the population's elite. */
+int ms_search_report(ms_search_t *s, const ms_candidate_t *c, const double *secs, int n);
+/* One line on why the task stopped, or "" while it runs (borrowed). */
+const char *ms_search_status(const ms_search_t *s);
+
+/* ------------------------------------------------------------------------ */
+/* Transport to measurement                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* One candidate to measure. */
+typedef struct {
+  const tir_func_t *workload;   /* borrowed */
+  const sch_trace_t *trace;     /* borrowed: the full trace */
+  const mlc_target_t *target;   /* borrowed */
+} ms_job_t;
+
+typedef struct ms_runner ms_runner_t;
+
+/* How candidates reach measurement (an interface: step 5 runs local worker
+ * processes, step 6 a ZeroMQ broker). run() measures n jobs and fills
+ * results[i] for each (failed candidates carry their error kind); it returns
+ * an error status only when the transport itself failed. device_key and
+ * device_json describe where the jobs ran (for the records). */
+struct ms_runner {
+  const char *name;
+  int (*run)(ms_runner_t *self, const ms_job_t *jobs, int n, mlc_measure_result_t *results);
+  void (*free)(ms_runner_t *self);
+  char device_key[64];   /* "llvm-sapphirerapids" */
+  char device_json[512]; /* {"cpu":"...","cores":2} */
+  char worker_id[64];
+};
+
+/* Measures on this machine with `workers` concurrent measurement processes
+ * (1 = one at a time, the honest default on a shared CPU). opts borrowed
+ * (copied). */
+int ms_runner_local(ms_runner_t **out, int workers, const mlc_measure_options_t *opts);
+void ms_runner_free(ms_runner_t *r); /* NULL is fine */
+
+/* ------------------------------------------------------------------------ */
+/* Tuning (mlc-tune)                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef enum { MS_SCHED_GRADIENT, MS_SCHED_ROUND_ROBIN } ms_task_sched_kind_t;
+
+typedef struct {
+  int trials;                 /* total measurement budget over all tasks */
+  int per_round;              /* candidates per round (64) */
+  uint64_t seed;
+  cm_model_kind_t model;      /* CM_MODEL_XGB */
+  ms_task_sched_kind_t scheduler; /* gradient (alpha 0.2, window 3) */
+  ms_search_options_t search;
+  const char *plot_path;      /* NULL: no SVG */
+  const char *model_dir;      /* NULL: the model is not saved */
+  volatile int *stop;         /* non-NULL: *stop != 0 ends after the running round */
+  bool progress_tty;          /* one rewritten status line instead of log lines */
+} ms_tune_options_t;
+
+void ms_tune_options_default(ms_tune_options_t *o);
+
+/* Per task, what tuning found. */
+typedef struct {
+  char name[128];
+  uint64_t key;
+  int weight;                 /* identical functions folded into one task */
+  int trials;                 /* measured in this run */
+  int trials_before;          /* in the database before it */
+  double best_secs;           /* median, 0 when nothing measured well */
+  double default_secs;        /* the untuned default schedule's, 0 if unmeasured */
+  double flop;                /* floating-point operations of one call */
+  char status[160];           /* why it stopped early, or "" */
+} ms_task_report_t;
+
+typedef struct {
+  int ntasks;
+  ms_task_report_t *tasks;    /* owned (ms_tune_result_free) */
+  double wall_secs, search_secs, measure_secs;
+} ms_tune_result_t;
+void ms_tune_result_free(ms_tune_result_t *r);
+
+/* Tunes every function of `funcs` (n of them; names[i] their names) for
+ * target: deduplicates by workload key (weights), commits workloads and every
+ * measured trial to db, resumes from what db already holds, and fills *out.
+ * Returns MLC_OK when it ran (tasks that gave up say why in their status). */
+int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
+            const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts);
+
+/* Floating-point operations of one call of f (multiply-adds count 2), for
+ * GFLOP/s. */
+double ms_func_flop(const tir_func_t *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLC_SEARCH_H */
