@@ -364,6 +364,8 @@ static const char main_help[] =
     "  trace (--trace T.json | --script S.py)        convert a trace (JSON <-> Python)\n"
     "  lower FILE [--trace T.json | --script S.py] [--dump-after PASS|all]\n"
     "                                                print FILE lowered (`lower --help`)\n"
+    "  space FILE [--target T] [--rules A,B] [--json]\n"
+    "                                                print FILE's design space (`space --help`)\n"
     "\n"
     "  --help      this text (`" PROG " <command> --help` for a command's)\n"
     "  --version   print the version\n";

@@ -1,0 +1,204 @@
+/*
+ * rule_mlt.c - MultiLevelTiling (MetaSchedule's multi_level_tiling.cc), the
+ * rule that makes the loop nest of a reduction with data reuse (matmul,
+ * convolutions) into the tiled form the search tunes.
+ *
+ * For a block that needs it (ms_needs_multi_level_tiling: one write, reads
+ * with reuse, trivial binding, not yet tiled), with the CPU structure
+ * "SSRSRS":
+ *   1. annotate the block with meta_schedule.tiling_structure;
+ *   2. TileLoopNest: each spatial loop is split into as many tiles as the
+ *      structure has S levels (4), each reduction loop into as many as it
+ *      has R levels (2), the factors drawn by sample_perfect_tile (max
+ *      innermost factor 64); the tiles are reordered level by level
+ *      (S0 S1 R0 S2 R1 S3, each level listing its loops in block order);
+ *   3. AddWriteReuse: with "may" at levels {1, 2} in "global", three
+ *      schedules: no cache; cache_write reverse_compute_at under the last
+ *      loop of level 1; the same under level 2. When the block already has
+ *      a single consumer that is an elementwise epilogue (IsWriteCache), the
+ *      consumer itself is moved under those loops instead of a new cache,
+ *      and the unmoved schedule comes last. "must" omits the schedule
+ *      without the cache.
+ * A fork whose primitive fails is dropped.
+ *
+ * Departure from TVM: a block whose loops do not all have constant extents
+ * is left alone (TVM would fail in sample_perfect_tile and lose the space).
+ */
+#include "search/space/rules.h"
+
+#include <string.h>
+
+#define MLT_MAX_LEVELS 16
+
+static const ms_mlt_params_t cpu_params = {
+    .structure = "SSRSRS",
+    .max_innermost_factor = 64,
+    .reuse_write = {MS_REUSE_MAY, 2, {1, 2}, "global"},
+};
+
+/* A tiled schedule: the last loop of each level (where caches go). */
+typedef struct {
+  sch_t *sch;
+  sch_rv_t block;
+  int nlevels;
+  sch_rv_t level_last[MLT_MAX_LEVELS];
+} mlt_state_t;
+
+static bool const_loop_extents(const sch_path_t *path) {
+  tir_stmt_t *loops[SCH_MAX_DEPTH];
+  int n = ms_block_loops(path, loops, SCH_MAX_DEPTH);
+  int64_t ext;
+  for (int i = 0; i < n; i++)
+    if (!tir_as_int(loops[i]->u.loop.extent, &ext)) return false;
+  return true;
+}
+
+/* Positions of the levels of kind c ('S' or 'R') in the structure. */
+static int level_indices(const char *structure, char c, int *out) {
+  int n = 0;
+  for (int i = 0; structure[i] && i < MLT_MAX_LEVELS; i++)
+    if (structure[i] == c) out[n++] = i;
+  return n;
+}
+
+/* Splits `loop` into nt tiles (sampled) and files them under their levels. */
+static int tile_one_loop(sch_t *sch, sch_rv_t loop, const int *idx, int nt, int max_innermost, sch_rv_t *tiles,
+                         int *ntiles, int cap) {
+  if (nt == 1) {
+    tiles[idx[0] * cap + ntiles[idx[0]]++] = loop;
+    return MLC_OK;
+  }
+  const sch_rv_t *factors, *split;
+  int rc = sch_sample_perfect_tile(sch, &factors, loop, nt, max_innermost, NULL);
+  if (rc != MLC_OK) return rc;
+  sch_arg_t args[MLT_MAX_LEVELS];
+  for (int j = 0; j < nt; j++) args[j] = sch_arg_rv(factors[j]);
+  if ((rc = sch_split(sch, &split, loop, args, nt, true)) != MLC_OK) return rc;
+  for (int j = 0; j < nt; j++) tiles[idx[j] * cap + ntiles[idx[j]]++] = split[j];
+  return MLC_OK;
+}
+
+/* TileLoopNest: split every spatial/reduction loop and reorder by level. */
+static int tile_loop_nest(const ms_mlt_params_t *p, mlt_state_t *st) {
+  int s_idx[MLT_MAX_LEVELS], r_idx[MLT_MAX_LEVELS];
+  int ns = level_indices(p->structure, 'S', s_idx), nr = level_indices(p->structure, 'R', r_idx);
+  const sch_rv_t *loops;
+  int n, rc;
+  if ((rc = sch_get_loops(st->sch, &loops, &n, st->block)) != MLC_OK) return rc;
+  tir_block_t *b;
+  if ((rc = sch_get_block_node(st->sch, st->block, &b)) != MLC_OK) return rc;
+  if (n != b->niter_vars || n > SCH_MAX_DEPTH)
+    return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: binding not trivial");
+  tir_iter_type_t types[SCH_MAX_DEPTH]; /* loop i binds iter var i (trivial binding) */
+  for (int i = 0; i < n; i++) types[i] = b->iter_vars[i].type;
+  /* tiles[l * cap + k]: the k-th loop of level l (at most one per loop);
+   * order: every tile, level by level. */
+  int cap = n, ntiles[MLT_MAX_LEVELS] = {0}, norder = 0;
+  size_t size = (size_t)st->nlevels * (size_t)cap + 1;
+  sch_rv_t *tiles = mlc_calloc(2 * size, sizeof(*tiles));
+  if (!tiles) return mlc_error_set(MLC_ENOMEM, "MultiLevelTiling: out of memory");
+  sch_rv_t *order = tiles + size;
+  for (int i = 0; i < n && rc == MLC_OK; i++) {
+    bool s = types[i] == TIR_ITER_SPATIAL;
+    int nt = s ? ns : types[i] == TIR_ITER_REDUCE ? nr : 0;
+    if (nt == 0) continue; /* other kinds (or no level for this kind): left where it is */
+    rc = tile_one_loop(st->sch, loops[i], s ? s_idx : r_idx, nt, p->max_innermost_factor, tiles, ntiles, cap);
+  }
+  for (int l = 0; l < st->nlevels && rc == MLC_OK; l++) {
+    for (int k = 0; k < ntiles[l]; k++) order[norder++] = tiles[l * cap + k];
+    st->level_last[l] = ntiles[l] ? tiles[l * cap + ntiles[l] - 1] : SCH_RV_NONE;
+  }
+  if (rc == MLC_OK) rc = sch_reorder(st->sch, order, norder);
+  mlc_free(tiles);
+  return rc;
+}
+
+/* A fork of st with `block` moved under the last loop of `level`; dropped
+ * (not an error) when reverse_compute_at fails. */
+static int place_fork(const mlt_state_t *st, sch_rv_t block, int level, sch_t ***out, int *nout, int *cap) {
+  if (level < 1 || level > st->nlevels || st->level_last[level - 1] == SCH_RV_NONE) return MLC_OK;
+  sch_t *f;
+  int rc = ms_fork(&f, st->sch);
+  if (rc != MLC_OK) return rc;
+  if (sch_reverse_compute_at(f, block, st->level_last[level - 1], true, -1) != MLC_OK) {
+    ms_drop_fork(f, "MultiLevelTiling");
+    return MLC_OK;
+  }
+  return ms_out_push(out, nout, cap, f);
+}
+
+static int place_at_levels(const ms_reuse_t *r, const mlt_state_t *st, sch_rv_t block, sch_t ***out, int *nout,
+                           int *cap) {
+  int rc = MLC_OK;
+  for (int i = 0; i < r->nlevels && rc == MLC_OK; i++) rc = place_fork(st, block, r->levels[i], out, nout, cap);
+  return rc;
+}
+
+/* "may": an existing elementwise consumer is placed like a cache (case 1);
+ * otherwise the uncached schedule is kept (case 2). *done when case 1 took
+ * st (handed out). */
+static int may_reuse(const ms_reuse_t *r, mlt_state_t *st, sch_t ***out, int *nout, int *cap, bool *done) {
+  const sch_rv_t *consumers;
+  int n, rc;
+  *done = false;
+  if ((rc = sch_get_consumers(st->sch, &consumers, &n, st->block)) != MLC_OK) return rc;
+  tir_block_t *cb = NULL;
+  if (n == 1 && sch_get_block_node(st->sch, consumers[0], &cb) == MLC_OK && ms_block_is_write_cache(cb)) {
+    *done = true;
+    if ((rc = place_at_levels(r, st, consumers[0], out, nout, cap)) != MLC_OK) {
+      sch_free(st->sch);
+      return rc;
+    }
+    return ms_out_push(out, nout, cap, st->sch);
+  }
+  sch_t *plain;
+  if ((rc = ms_fork(&plain, st->sch)) != MLC_OK) return rc;
+  return ms_out_push(out, nout, cap, plain);
+}
+
+/* AddWriteReuse; takes st->sch. */
+static int add_write_reuse(const ms_reuse_t *r, mlt_state_t *st, sch_t ***out, int *nout, int *cap) {
+  if (r->req == MS_REUSE_NONE) return ms_out_push(out, nout, cap, st->sch);
+  int rc = MLC_OK;
+  if (r->req == MS_REUSE_MAY) {
+    bool done;
+    rc = may_reuse(r, st, out, nout, cap, &done);
+    if (done) return rc;
+  }
+  sch_rv_t cache;
+  if (rc == MLC_OK && sch_cache_write(st->sch, &cache, st->block, 0, r->scope, NULL, 0) == MLC_OK)
+    rc = place_at_levels(r, st, cache, out, nout, cap);
+  else if (rc == MLC_OK || rc == MLC_ESCHEDULE)
+    MLC_DEBUG("MultiLevelTiling: write cache: %s", sch_error(st->sch));
+  sch_free(st->sch);
+  return rc == MLC_ESCHEDULE ? MLC_OK : rc; /* a failed primitive only drops its fork */
+}
+
+static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, const char *name, sch_t ***out,
+                     int *nout, int *cap) {
+  const ms_mlt_params_t *p = self->params;
+  sch_path_t path;
+  if (!ms_find_block(sch, name, &path) || ms_is_root(&path) || !ms_needs_multi_level_tiling(&path) ||
+      !const_loop_extents(&path))
+    return ms_out_push(out, nout, cap, sch);
+  mlt_state_t st = {sch, SCH_RV_NONE, (int)strlen(p->structure), {0}};
+  if (st.nlevels > MLT_MAX_LEVELS) {
+    sch_free(sch);
+    return mlc_error_set(MLC_EINVAL, "MultiLevelTiling: structure \"%s\" has more than %d levels", p->structure,
+                         MLT_MAX_LEVELS);
+  }
+  int rc = ms_block_rv(sch, name, &st.block);
+  if (rc == MLC_OK) rc = sch_annotate(sch, st.block, MS_ANN_TILING_STRUCTURE, sch_arg_str(p->structure));
+  if (rc == MLC_OK) rc = tile_loop_nest(p, &st);
+  if (rc == MLC_ENOMEM) {
+    sch_free(sch);
+    return rc;
+  }
+  if (rc != MLC_OK) {
+    ms_drop_fork(sch, "MultiLevelTiling");
+    return MLC_OK;
+  }
+  return add_write_reuse(&p->reuse_write, &st, out, nout, cap);
+}
+
+const ms_rule_t ms_rule_mlt = {"MultiLevelTiling", mlt_apply, NULL, &cpu_params};

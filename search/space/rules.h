@@ -1,0 +1,179 @@
+/*
+ * rules.h - private to search/space/: the schedule rules of the design space
+ * (MetaSchedule's ScheduleRule family, the files of src/meta_schedule/schedule_rule),
+ * their parameters, and the helpers they share (finding a block's random
+ * variable by name, forking a schedule, handing schedules out, and the block
+ * analyses the rules check their preconditions with).
+ *
+ * A rule object is static and carries its settings in `params` (one of the
+ * ms_*_params_t below). A test or a later target (CUDA) makes a variant by
+ * copying the object and pointing `params` at other settings; apply() reads
+ * only self->params.
+ *
+ * The analyses work on the schedule's current program through the schedule
+ * library's private path and analysis helpers (schedule/analysis/
+ * analysis.h): they record nothing in the trace, as TVM's rules use
+ * sch->GetSRef() and the tir analyses rather than traced lookups.
+ */
+#ifndef MLC_SEARCH_SPACE_RULES_H
+#define MLC_SEARCH_SPACE_RULES_H
+
+#include "schedule/analysis/analysis.h"
+#include "search/search.h"
+
+/* ------------------------------------------------------------------------ */
+/* The rules and their settings                                              */
+/* ------------------------------------------------------------------------ */
+
+/* AutoInline (auto_inline.cc). CPU defaults (TVM's ScheduleRule::DefaultLLVM):
+ * into_producer false, into_consumer true, inline_const_tensor true,
+ * disallow_if_then_else true, require_injective true, require_ordered true,
+ * disallowed ops {exp}. */
+typedef struct {
+  bool into_producer;         /* reverse_compute_inline into a single complete producer */
+  bool into_consumer;         /* compute_inline into the consumers */
+  bool inline_const_tensor;   /* blocks that read nothing are always inlined */
+  bool disallow_if_then_else; /* no if/Select/if_then_else/predicate in the block */
+  bool require_injective;     /* every read maps to the write injectively ... */
+  bool require_ordered;       /* ... and in the same order of dimensions */
+  int ndisallow_ops;
+  const tir_op_t *disallow_ops; /* blocks calling these are not inlined */
+} ms_auto_inline_params_t;
+
+/* AddRFactor (add_rfactor.cc): max_jobs_per_core 16, max_innermost_factor 64. */
+typedef struct {
+  int max_jobs_per_core;
+  int max_innermost_factor;
+} ms_add_rfactor_params_t;
+
+/* How MultiLevelTiling adds a write cache (ReuseConfig): none, "may" (fork:
+ * without the cache, and with it at each level) or "must" (with it only). */
+typedef enum { MS_REUSE_NONE, MS_REUSE_MAY, MS_REUSE_MUST } ms_reuse_kind_t;
+#define MS_REUSE_MAX_LEVELS 4
+typedef struct {
+  ms_reuse_kind_t req;
+  int nlevels;
+  int levels[MS_REUSE_MAX_LEVELS]; /* 1-based tile levels: the cache goes under the last loop of that level */
+  const char *scope;               /* "global" */
+} ms_reuse_t;
+
+/* MultiLevelTiling (multi_level_tiling.cc): CPU "SSRSRS", max innermost
+ * factor 64, write cache `may` in "global" at levels 1 and 2. */
+typedef struct {
+  const char *structure; /* 'S' and 'R' per level, outermost first */
+  int max_innermost_factor;
+  ms_reuse_t reuse_write;
+} ms_mlt_params_t;
+
+/* ParallelizeVectorizeUnroll (parallel_vectorize_unroll.cc): annotates the
+ * root block; max_jobs_per_core 16, max_vectorize_extent 64, unroll steps
+ * {0, 16, 64, 512} sampled uniformly, explicit unroll. -1 / 0 steps disable
+ * the part. */
+#define MS_PVU_MAX_STEPS 8
+typedef struct {
+  int max_jobs_per_core;
+  int max_vectorize_extent;
+  int nunroll_steps;
+  int64_t unroll_max_steps[MS_PVU_MAX_STEPS];
+  bool unroll_explicit; /* meta_schedule.unroll_explicit, else unroll_implicit */
+} ms_pvu_params_t;
+
+extern const ms_rule_t ms_rule_auto_inline;
+extern const ms_rule_t ms_rule_add_rfactor;
+extern const ms_rule_t ms_rule_mlt;
+extern const ms_rule_t ms_rule_pvu;
+extern const ms_rule_t ms_rule_random_compute_location;
+/* MultiLevelTilingWithIntrin for AVX-512 (search/space/rule_mlt_intrin.c,
+ * written separately); registered by the name "MultiLevelTilingWithIntrin". */
+extern const ms_rule_t ms_rule_mlt_intrin_avx512;
+
+/* The annotation key PVU writes when unroll_explicit is false. */
+#define MS_ANN_UNROLL_IMPLICIT "meta_schedule.unroll_implicit"
+/* A block annotated "disable" under this key is never auto-inlined. */
+#define MS_ANN_INLINE_RULE "meta_schedule.inline_rule"
+
+/* ------------------------------------------------------------------------ */
+/* Handing schedules out                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Appends s to the rule's output array (growing it). Takes s in every case:
+ * on MLC_ENOMEM it is freed. */
+int ms_out_push(sch_t ***out, int *nout, int *cap, sch_t *s);
+
+/* An independent copy of sch for a fork, its RNG reseeded from sch's (TVM's
+ * Copy + ForkSeed), so forks sample differently but deterministically.
+ * MLC_ENOMEM. */
+int ms_fork(sch_t **out, sch_t *sch);
+
+/* Drops a fork whose primitive failed: logs why at debug level (the rule
+ * and the schedule's error) and frees it. */
+void ms_drop_fork(sch_t *sch, const char *rule);
+
+/* ------------------------------------------------------------------------ */
+/* Blocks                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The random variable the trace already has for the block named `name`
+ * (the space generator looks every block up once, as TVM's BlockCollector
+ * does; rules reuse those variables so the trace names each block once);
+ * when the trace has none, sch_get_block records one. MLC_ENOTFOUND when
+ * the program has no such block. */
+int ms_block_rv(sch_t *sch, const char *name, sch_rv_t *out);
+
+/* Path to the block named `name` in sch's current program; false if none. */
+bool ms_find_block(const sch_t *sch, const char *name, sch_path_t *path);
+/* The block at the end of a block path. */
+static inline tir_block_t *ms_path_block(const sch_path_t *p) { return p->stmts[p->n - 1]->u.realize.block; }
+/* True for the function's root block (no enclosing block). */
+bool ms_is_root(const sch_path_t *path);
+/* True when the block's scope is the root block (a direct child of it). */
+bool ms_scope_is_root(const sch_path_t *path);
+/* The loops between the block's scope and the block, outermost first; the
+ * count (at most cap written). */
+int ms_block_loops(const sch_path_t *path, tir_stmt_t **loops, int cap);
+
+/* ------------------------------------------------------------------------ */
+/* Analyses (TVM's src/tir/schedule/analysis, the parts the rules use)      */
+/* ------------------------------------------------------------------------ */
+
+/* Every iter var spatial (IsSpatial). */
+bool ms_block_is_spatial(const tir_block_t *b);
+/* Every block of f spatial (IsSpatialPrimFunc). */
+bool ms_func_is_spatial(const tir_func_t *f);
+/* The block carries MS_ANN_TILING_STRUCTURE (HasBeenMultiLevelTiled). */
+bool ms_block_is_tiled(const tir_block_t *b);
+/* An integer annotation equal to v. */
+bool ms_block_ann_int_is(const tir_block_t *b, const char *key, int64_t v);
+/* Each binding is exactly the loop variable of the loop at its position
+ * (IsTrivialBinding). */
+bool ms_is_trivial_binding(const sch_path_t *path);
+/* A reduction with data reuse worth multi-level tiling
+ * (NeedsMultiLevelTiling): one write, some reads, not spatial, trivial
+ * binding, no duplicated read buffer, constant read extents, and some read
+ * (other than the output) not indexed by some spatial block var of extent
+ * other than 1. */
+bool ms_needs_multi_level_tiling(const sch_path_t *path);
+
+/* How the blocks directly under a loop bind its variable (GetLoopIterType):
+ * DATA_PAR (only spatial iter vars, or none), REDUCE, or OTHER (mixed, scan,
+ * opaque). */
+typedef enum { MS_LOOP_DATA_PAR, MS_LOOP_REDUCE, MS_LOOP_OTHER } ms_loop_type_t;
+ms_loop_type_t ms_loop_iter_type(tir_stmt_t *loop);
+
+/* TVM's AnalyzeReadWritePattern of one read region against the write
+ * region: every write index must be a plain block var and every read index a
+ * constant or `var +/- const` of one of them (else exists is false). */
+typedef struct {
+  bool exists, surjective, injective, ordered, no_const_read, no_shift_read;
+} ms_rw_pattern_t;
+ms_rw_pattern_t ms_analyze_rw_pattern(const tir_region_t *read, const tir_region_t *write);
+/* One write, and every read maps to it injectively and in order
+ * (IsWriteCache: an elementwise epilogue counts). */
+bool ms_block_is_write_cache(const tir_block_t *b);
+/* The statement calls one of ops (HasOp). */
+bool ms_stmt_has_op(tir_stmt_t *s, const tir_op_t *ops, int nops);
+/* An if, a Select, an if_then_else call or a non-trivial block predicate in s
+ * (HasIfThenElse). */
+bool ms_stmt_has_if_then_else(tir_stmt_t *s);
+
+#endif /* MLC_SEARCH_SPACE_RULES_H */
