@@ -189,6 +189,11 @@ int sch_sample_categorical(sch_t *sch, sch_rv_t *out, const int64_t *candidates,
  * valid compute-at loops). */
 int sch_sample_compute_location(sch_t *sch, sch_rv_t *out, sch_rv_t block, const int64_t *decision);
 
+/* Records TVM's EnterPostproc marker: the instructions after it are the
+ * search's postprocessing (search/), which a mutation drops and redoes.
+ * Changes nothing in the program. MLC_EINVAL when sch is NULL. */
+int sch_enter_postproc(sch_t *sch);
+
 /* ------------------------------------------------------------------------ */
 /* Instructions and traces                                                   */
 /* ------------------------------------------------------------------------ */

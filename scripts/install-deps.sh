@@ -4,7 +4,7 @@
 # Used by both README commands and by CI (through ./dev.sh).
 set -euo pipefail
 
-# Needed to build and test. Later steps add ZeroMQ.
+# Needed to build and test.
 packages=(
   build-essential cmake pkg-config git
   libjansson-dev libxxhash-dev libcmocka-dev libdlpack-dev
@@ -14,6 +14,7 @@ packages=(
   libopenblas-dev               # the peer in bench/ (sgemm)
   libpq-dev postgresql          # the PostgreSQL backend; tests start a throwaway cluster
   libxgboost-dev                # the cost model (XGBoost's C API)
+  libzmq3-dev                   # the tuning farm's transport (ZeroMQ)
 )
 
 missing=()

@@ -54,8 +54,15 @@ void ms_ctx_init(ms_ctx_t *ctx, const tir_func_t *workload, const char *task_nam
 #define MS_ANN_PARALLEL "meta_schedule.parallel"           /* root: max parallel extent */
 #define MS_ANN_VECTORIZE "meta_schedule.vectorize"         /* root: max vector extent */
 #define MS_ANN_UNROLL_EXPLICIT "meta_schedule.unroll_explicit" /* root: max unroll step */
+#define MS_ANN_UNROLL_IMPLICIT "meta_schedule.unroll_implicit" /* root: loops marked, not copied */
 #define MS_ANN_AUTO_TENSORIZE "meta_schedule.auto_tensorize"   /* block: intrinsic name */
+/* block: the intrinsic for its init, moved onto the init block by
+ * RewriteReductionBlock */
+#define MS_ANN_AUTO_TENSORIZE_INIT "meta_schedule.auto_tensorize_init"
+/* copy block: pack the copied buffer in strips of this width (RewriteLayout);
+ * beside it, MS_ANN_LAYOUT_AXIS names the axis (default the last) */
 #define MS_ANN_LAYOUT_REWRITE "meta_schedule.layout_rewrite_preproc"
+#define MS_ANN_LAYOUT_AXIS "meta_schedule.layout_rewrite_axis"
 #define MS_ANN_RANDOM_COMPUTE_LOCATION "meta_schedule.random_compute_producer"
 
 /* ------------------------------------------------------------------------ */

@@ -79,15 +79,21 @@ static void child_enter(measure_phase_t phase, double build_secs, void *payload)
 /* The child dies of what it does: default dispositions for the signals a
  * bad kernel raises (the caller, or a sanitizer, may have installed
  * handlers), nothing blocked, and no descriptor of the parent's but the pipe
- * (moved to 3; returned), so a sibling's pipe never stays open in here. */
+ * (moved to 3; returned), so a sibling's pipe never stays open in here.
+ * SIGINT is ignored: a Ctrl-C at the terminal reaches the whole foreground
+ * process group, and what to do about it (finish the round, as mlc-tune
+ * does) is the caller's decision; the caller's deadlines and PDEATHSIG still
+ * end the child. */
 static int child_setup(int fd, pid_t parent) {
   static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
-                             SIGSYS,  SIGPIPE, SIGTERM, SIGINT, SIGXCPU};
+                             SIGSYS,  SIGPIPE, SIGTERM, SIGXCPU};
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = SIG_DFL;
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &sa, NULL);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);

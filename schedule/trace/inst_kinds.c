@@ -312,6 +312,11 @@ ADAPTER(apply_sample_compute_location) {
  * trace keeps the marker where the search's postprocessing began. */
 ADAPTER(apply_enter_postproc) {
   *noutputs = 0;
+  return sch_enter_postproc(sch);
+}
+
+int sch_enter_postproc(sch_t *sch) {
+  if (!sch) return mlc_error_set(MLC_EINVAL, "enter_postproc: no schedule");
   sch_record(sch, SCH_INST_ENTER_POSTPROC, NULL, 0, NULL, 0, NULL, 0, NULL);
   return MLC_OK;
 }

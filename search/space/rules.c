@@ -2,21 +2,12 @@
  * rules.c - the rule sets (search.h): MetaSchedule's CPU defaults in their
  * order, and lookup by name for tests and `mlc-sched space --rules`.
  *
- * MultiLevelTilingWithIntrin lives in search/space/rule_mlt_intrin.c, which
- * is written separately: it joins the lists only when that file is part of
- * the tree (checked at compile time, because a weak reference would not
- * pull the object out of the static library) and, in the defaults, only
- * when the target has AVX-512.
+ * MultiLevelTilingWithIntrin (search/space/rule_mlt_intrin.c) joins the
+ * defaults only when the target has AVX-512.
  */
 #include "search/space/rules.h"
 
 #include <string.h>
-
-#if defined(__has_include)
-#if __has_include("search/space/rule_mlt_intrin.c")
-#define MS_HAVE_MLT_INTRIN 1
-#endif
-#endif
 
 /* AutoInline, AddRFactor, [MultiLevelTilingWithIntrin], MultiLevelTiling,
  * ParallelizeVectorizeUnroll, RandomComputeLocation. */
@@ -24,31 +15,23 @@ static const ms_rule_t *const cpu_rules[] = {
     &ms_rule_auto_inline, &ms_rule_add_rfactor, &ms_rule_mlt, &ms_rule_pvu, &ms_rule_random_compute_location,
 };
 
-#ifdef MS_HAVE_MLT_INTRIN
 static const ms_rule_t *const cpu_rules_avx512[] = {
     &ms_rule_auto_inline, &ms_rule_add_rfactor,     &ms_rule_mlt_intrin_avx512,
     &ms_rule_mlt,         &ms_rule_pvu,             &ms_rule_random_compute_location,
 };
-#endif
 
 const ms_rule_t *const *ms_rules_cpu_default(const ms_ctx_t *ctx, int *n) {
-#ifdef MS_HAVE_MLT_INTRIN
   if (ctx && mlc_target_has_feature(&ctx->target, "avx512f")) {
     *n = (int)(sizeof cpu_rules_avx512 / sizeof cpu_rules_avx512[0]);
     return cpu_rules_avx512;
   }
-#else
-  (void)ctx;
-#endif
   *n = (int)(sizeof cpu_rules / sizeof cpu_rules[0]);
   return cpu_rules;
 }
 
 static const ms_rule_t *const all_rules[] = {
     &ms_rule_auto_inline, &ms_rule_add_rfactor, &ms_rule_mlt, &ms_rule_pvu, &ms_rule_random_compute_location,
-#ifdef MS_HAVE_MLT_INTRIN
     &ms_rule_mlt_intrin_avx512,
-#endif
 };
 
 const ms_rule_t *ms_rule_find(const char *name) {

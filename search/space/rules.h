@@ -87,8 +87,6 @@ extern const ms_rule_t ms_rule_random_compute_location;
  * written separately); registered by the name "MultiLevelTilingWithIntrin". */
 extern const ms_rule_t ms_rule_mlt_intrin_avx512;
 
-/* The annotation key PVU writes when unroll_explicit is false. */
-#define MS_ANN_UNROLL_IMPLICIT "meta_schedule.unroll_implicit"
 /* A block annotated "disable" under this key is never auto-inlined. */
 #define MS_ANN_INLINE_RULE "meta_schedule.inline_rule"
 

@@ -1,0 +1,174 @@
+/*
+ * tune_records.c - a tuning run's records in time order, its best-so-far
+ * curve, and the cost model's quality on held-out records. See
+ * tune_records.h.
+ */
+#include "bench/common/tune_records.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/common/kernel.h"
+#include "compiler/compiler.h"
+#include "cost-model/cost_model.h"
+
+/* A record with its place in the query's answer (newest first), for a sort
+ * by time that keeps commit order among equal times. */
+typedef struct {
+  const db_record_t *rec;
+  int query_index;
+} timed_t;
+
+static int cmp_timed(const void *a, const void *b) {
+  const timed_t *x = a, *y = b;
+  if (x->rec->created_at_us != y->rec->created_at_us) return x->rec->created_at_us < y->rec->created_at_us ? -1 : 1;
+  return y->query_index - x->query_index; /* later in the answer = older */
+}
+
+/* Fills median[] and best[] from rec[]. */
+static void compute_curve(bench_tune_records_t *r) {
+  int best = -1;
+  for (int i = 0; i < r->n; i++) {
+    const db_record_t *x = r->rec[i];
+    bool ok = x->error_kind == MLC_ERROR_KIND_NONE && x->nrun_secs > 0;
+    r->median[i] = ok ? db_record_median(x) : 0;
+    if (!ok || !(r->median[i] > 0)) {
+      r->median[i] = 0;
+      r->nfailed++;
+    } else if (best < 0 || r->median[i] < r->median[best]) {
+      best = i;
+    }
+    r->best[i] = best;
+  }
+}
+
+/* The canonical JSON text of an empty trace (mlc_free), as ms_tune
+ * records the untuned default schedule; NULL when out of memory. */
+static char *empty_trace_json(const tir_func_t *workload) {
+  sch_t *sch = NULL;
+  json_t *json = NULL;
+  char *text = NULL, *out = NULL;
+  if (sch_create(&sch, workload, 1, SCH_ERRORS_FAST) == MLC_OK && sch_trace_to_json(&json, sch_get_trace(sch)) == MLC_OK)
+    text = mlc_json_dumps(json);
+  if (text) out = mlc_strdup(text);
+  free(text);
+  json_decref(json);
+  sch_free(sch);
+  return out;
+}
+
+/* Picks this run's trials out of the query's answer, oldest first. */
+static int select_trials(bench_tune_records_t *out, const char *empty, int64_t since_us) {
+  int total = out->result->nrecords;
+  timed_t *timed = calloc((size_t)total + 1, sizeof *timed);
+  out->rec = calloc((size_t)total + 1, sizeof *out->rec);
+  out->median = calloc((size_t)total + 1, sizeof *out->median);
+  out->best = calloc((size_t)total + 1, sizeof *out->best);
+  if (!timed || !out->rec || !out->median || !out->best) {
+    free(timed);
+    return mlc_error_set(MLC_ENOMEM, "out of memory for %d records", total);
+  }
+  for (int i = 0; i < total; i++) {
+    const db_record_t *r = &out->result->records[i];
+    if (r->created_at_us < since_us) continue;
+    if (strcmp(r->trace_json, empty) != 0) timed[out->n++] = (timed_t){r, i};
+    else if (r->error_kind == MLC_ERROR_KIND_NONE) out->default_secs = db_record_median(r);
+  }
+  qsort(timed, (size_t)out->n, sizeof *timed, cmp_timed);
+  for (int i = 0; i < out->n; i++) out->rec[i] = timed[i].rec;
+  free(timed);
+  return MLC_OK;
+}
+
+int bench_tune_records_load(bench_tune_records_t *out, db_t *db, const tir_func_t *workload,
+                            const mlc_target_t *target, int64_t since_us) {
+  memset(out, 0, sizeof *out);
+  char tstr[512];
+  db_filter_t filter = {.workload_key = tir_func_key(workload), .target = mlc_target_str(target, tstr, sizeof tstr)};
+  char *empty = empty_trace_json(workload);
+  int rc = empty ? db_records(db, &out->result, &filter) : mlc_error_set(MLC_ENOMEM, "out of memory");
+  if (rc == MLC_OK) rc = select_trials(out, empty, since_us);
+  if (rc == MLC_OK) compute_curve(out);
+  mlc_free(empty);
+  return rc;
+}
+
+void bench_tune_records_free(bench_tune_records_t *r) {
+  db_result_free(r->result);
+  free(r->rec);
+  free(r->median);
+  free(r->best);
+  memset(r, 0, sizeof *r);
+}
+
+int bench_tune_best_at(const bench_tune_records_t *r, int t) {
+  if (r->n == 0 || t < 1) return -1;
+  return r->best[(t > r->n ? r->n : t) - 1];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cost model quality                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The features of one record: replay its trace, lower, extract. */
+static int record_features(cm_features_t *out, const db_record_t *rec, const tir_func_t *workload,
+                           const mlc_target_t *target) {
+  sch_t *sch = NULL;
+  tir_func_t *lowered = NULL;
+  mlc_lower_options_t lo = {0};
+  int rc = bench_schedule_json(&sch, workload, rec->trace_json);
+  if (rc == MLC_OK) rc = mlc_lower(&lowered, sch_func(sch), target, &lo);
+  if (rc == MLC_OK) rc = cm_extract(out, lowered, target);
+  tir_func_free(lowered);
+  sch_free(sch);
+  return rc;
+}
+
+/* Scores of the held-out part by a model of `kind` trained on the rest. */
+static int score(double *pairwise, double *recall5, int64_t *ntrained, cm_model_kind_t kind, uint64_t seed,
+                 const cm_features_t *feats, const double *secs, int ntrain, int ntest, uint64_t group) {
+  cm_model_t *m = NULL;
+  double *scores = calloc((size_t)ntest, sizeof *scores);
+  int rc = scores ? cm_model_create(&m, kind, seed) : mlc_error_set(MLC_ENOMEM, "out of memory");
+  if (rc == MLC_OK) rc = cm_model_update(m, group, feats, secs, ntrain);
+  if (rc == MLC_OK) rc = cm_model_predict(m, feats + ntrain, ntest, scores);
+  if (rc == MLC_OK) {
+    *ntrained = cm_model_ntrained(m);
+    *pairwise = cm_pairwise_accuracy(scores, secs + ntrain, ntest);
+    *recall5 = cm_top_k_recall(scores, secs + ntrain, ntest, ntest < 5 ? ntest : 5);
+  }
+  cm_model_free(m);
+  free(scores);
+  return rc;
+}
+
+int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *r, const tir_func_t *workload,
+                        const mlc_target_t *target, uint64_t seed) {
+  memset(out, 0, sizeof *out);
+  cm_features_t *feats = calloc((size_t)r->n + 1, sizeof *feats);
+  double *secs = calloc((size_t)r->n + 1, sizeof *secs);
+  int rc = feats && secs ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d records", r->n);
+  for (int i = 0; rc == MLC_OK && i < r->n; i++) {
+    if (record_features(&feats[out->nused], r->rec[i], workload, target) != MLC_OK) {
+      out->nskipped++;
+      continue;
+    }
+    secs[out->nused++] = r->median[i]; /* 0 for a failure: the slowest */
+  }
+  out->ntrain = out->nused * 8 / 10;
+  out->ntest = out->nused - out->ntrain;
+  if (rc == MLC_OK && (out->ntrain < 1 || out->ntest < 1))
+    rc = mlc_error_set(MLC_EINVAL, "%d records with features: too few to hold some out", out->nused);
+  uint64_t group = tir_func_key(workload);
+  if (rc == MLC_OK)
+    rc = score(&out->pairwise, &out->recall5, &out->ntrained, CM_MODEL_XGB, seed, feats, secs, out->ntrain,
+               out->ntest, group);
+  int64_t unused;
+  if (rc == MLC_OK)
+    rc = score(&out->pairwise_random, &out->recall5_random, &unused, CM_MODEL_RANDOM, seed, feats, secs,
+               out->ntrain, out->ntest, group);
+  for (int i = 0; feats && i < out->nused; i++) cm_features_free(&feats[i]);
+  free(feats);
+  free(secs);
+  return rc;
+}

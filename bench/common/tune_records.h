@@ -1,0 +1,59 @@
+/*
+ * tune_records.h - what a finished tuning run left in its database, read
+ * back for bench_tune: the records in time order, the best-so-far curve,
+ * and the cost model's quality on held-out measurements (a fresh model
+ * trained on the older records, scored on the newer ones).
+ */
+#ifndef MLC_BENCH_TUNE_RECORDS_H
+#define MLC_BENCH_TUNE_RECORDS_H
+
+#include "bench/common/problem.h"
+#include "database/database.h"
+#include "tir/tir.h"
+
+/* One tuning run's records of one (workload, target), oldest first. */
+typedef struct {
+  int n;                      /* trials (measurements and failures) */
+  int nfailed;
+  double default_secs;        /* the untuned default schedule's median (0: none) */
+  db_result_t *result;        /* owns the records' strings */
+  const db_record_t **rec;    /* n, by created_at (ties: commit order) */
+  double *median;             /* n: median seconds, 0 for a failed trial */
+  int *best;                  /* n: index of the fastest among rec[0..i], -1 while none */
+} bench_tune_records_t;
+
+/* Reads the records of (workload, target) created at or after since_us
+ * (Unix microseconds: this run's, in a database that held others before)
+ * and orders them. The untuned default schedule (the empty trace), which
+ * ms_tune measures before its first round and which is no trial, is left
+ * out (its time is default_secs). *out is owned by the caller
+ * (bench_tune_records_free), also on failure. Errors are the database's,
+ * or MLC_ENOMEM. */
+int bench_tune_records_load(bench_tune_records_t *out, db_t *db, const tir_func_t *workload,
+                            const mlc_target_t *target, int64_t since_us);
+void bench_tune_records_free(bench_tune_records_t *r); /* a zeroed struct is fine */
+
+/* The index of the fastest record among the first t (all when t > n), or
+ * -1 when none of them measured. */
+int bench_tune_best_at(const bench_tune_records_t *r, int t);
+
+typedef struct {
+  int nused;                  /* records with features */
+  int nskipped;               /* records whose trace did not replay or lower */
+  int ntrain, ntest;          /* the first 80% of nused in time order, the rest */
+  int64_t ntrained;           /* samples the XGBoost model trained on (0: it did not) */
+  double pairwise, recall5;   /* XGBoost on the held-out part */
+  double pairwise_random, recall5_random; /* the random model, for scale */
+} bench_model_quality_t;
+
+/* Replays each record's trace on `workload` (unscheduled, borrowed), lowers
+ * it for target and extracts its features; trains a fresh XGBoost model on
+ * the first 80% (one group: failures count as slowest), predicts the last
+ * 20%, and fills *out with cm_pairwise_accuracy and cm_top_k_recall (k = 5);
+ * the same for a random model with the same seed. Errors: the cost model's
+ * (MLC_ENOMEM, XGBoost failures); MLC_EINVAL when fewer than 2 records have
+ * features. */
+int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *r, const tir_func_t *workload,
+                        const mlc_target_t *target, uint64_t seed);
+
+#endif /* MLC_BENCH_TUNE_RECORDS_H */

@@ -1,0 +1,76 @@
+/*
+ * mutate_unroll.c - MutateUnroll (MetaSchedule's mutate_unroll.cc): the
+ * unroll step ParallelizeVectorizeUnroll leaves is an Annotate of
+ * `meta_schedule.unroll_explicit` (or `_implicit`) whose value is the
+ * variable of a SampleCategorical; this mutator redraws that decision among
+ * the other candidates, with their probabilities.
+ *
+ * Only annotations whose sampling has another candidate of positive
+ * probability are considered, so a pick never fails for lack of choice.
+ */
+#include "search/evolve/evolve.h"
+
+
+/* The SampleCategorical feeding Annotate instruction i when it sets an
+ * unroll step and can change; -1 otherwise. */
+static int unroll_sampler(const sch_trace_t *t, int i) {
+  const char *key = ms_annotate_key(&t->insts[i]);
+  if (!key || (strcmp(key, MS_ANN_UNROLL_EXPLICIT) != 0 && strcmp(key, MS_ANN_UNROLL_IMPLICIT) != 0)) return -1;
+  const sch_inst_t *ann = &t->insts[i];
+  if (ann->ninputs < 2 || ann->inputs[1].kind != SCH_ARG_RV) return -1;
+  int s = ms_trace_def_inst(t, i, ann->inputs[1].u.rv);
+  if (s < 0 || !ms_inst_is(&t->insts[s], "SampleCategorical") || t->decisions[s].kind != SCH_ARG_INT) return -1;
+  const sch_inst_t *inst = &t->insts[s];
+  if (inst->nattrs < 2 || inst->attrs[1].kind != SCH_ARG_LIST) return -1;
+  const sch_arg_t *probs = &inst->attrs[1];
+  int64_t old = t->decisions[s].u.i;
+  for (int k = 0; k < probs->u.list.n; k++)
+    if (k != old && probs->u.list.items[k].kind == SCH_ARG_FLOAT && probs->u.list.items[k].u.f > 0) return s;
+  return -1;
+}
+
+/* A new decision for sampler s: drawn by the probabilities of the other
+ * candidates. */
+static int64_t redraw(const sch_trace_t *t, int s, mlc_rng_t *rng) {
+  const sch_arg_t *probs = &t->insts[s].attrs[1];
+  int n = probs->u.list.n;
+  int64_t old = t->decisions[s].u.i;
+  double w[64];
+  double *weights = n <= 64 ? w : mlc_malloc(sizeof(double) * (size_t)n);
+  if (!weights) return -1;
+  for (int k = 0; k < n; k++) {
+    const sch_arg_t *p = &probs->u.list.items[k];
+    weights[k] = (k == old || p->kind != SCH_ARG_FLOAT) ? 0 : p->u.f;
+  }
+  int64_t pick = ms_sample_weighted(rng, weights, n);
+  if (weights != w) mlc_free(weights);
+  return pick;
+}
+
+static int apply(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_t *t, mlc_rng_t *rng,
+                 sch_trace_t **out) {
+  *out = NULL;
+  int len = ms_trace_design_len(t);
+  int *samplers = mlc_malloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
+  if (!samplers) return mlc_error_set(MLC_ENOMEM, "MutateUnroll: out of memory");
+  int n = 0;
+  for (int i = 0; i < len; i++) {
+    int s = unroll_sampler(t, i);
+    if (s >= 0) samplers[n++] = s;
+  }
+  int rc;
+  if (n == 0) {
+    rc = mlc_error_set(MLC_ENOTFOUND, "MutateUnroll: no unroll choice to change");
+  } else {
+    int s = samplers[mlc_rng_below(rng, (uint64_t)n)];
+    int64_t d = redraw(t, s, rng);
+    sch_arg_t decision = sch_arg_int(d);
+    sch_trace_t design = ms_trace_prefix_view(t, len);
+    rc = d < 0 ? mlc_error_set(MLC_ENOMEM, "MutateUnroll: out of memory")
+               : sch_trace_with_decision(out, &design, s, &decision);
+  }
+  mlc_free(samplers);
+  return rc;
+}
+
+const ms_mutator_t ms_mutate_unroll = {"MutateUnroll", apply};

@@ -1,0 +1,316 @@
+/*
+ * tune.c - ms_tune, the tuning driver behind mlc-tune (search.h; DESIGN.md,
+ * Search). One run:
+ *
+ *   1. tasks: the functions folded by workload key (weights), their workloads
+ *      committed, what the database already holds counted (tune_tasks.c);
+ *   2. per task, the default schedule's time (measured once, or reused), the
+ *      design space and the evolutionary search;
+ *   3. rounds until the budget is spent, every task is done or *stop is set:
+ *      the task scheduler picks a task, its search proposes up to per_round
+ *      new candidates, the runner measures them, every result becomes a
+ *      record (one db_commit_records per round, so an interrupted run loses
+ *      nothing it measured), the search and the shared cost model learn from
+ *      them, and progress is shown;
+ *   4. the curves are plotted, the model saved, and the result filled.
+ *
+ * Resuming is free: the search reads the database's measured traces (never
+ * measured again) and best records (seeds) for its workload and target, and
+ * the budget counts only what this run measures.
+ *
+ * The cost model learns from the features of each measured candidate's
+ * lowered program (cm_extract on mlc_lower's output). The search computes the
+ * same for its predictions but search.h does not hand them out, so they are
+ * computed again here; lowering is cheap next to a measurement.
+ */
+#include <signal.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "search/tune/tune_internal.h"
+
+void ms_tune_options_default(ms_tune_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->trials = 1000;
+  o->per_round = 64;
+  o->seed = 1;
+  o->model = CM_MODEL_XGB;
+  o->scheduler = MS_SCHED_GRADIENT;
+  ms_search_options_default(&o->search);
+}
+
+void ms_tune_result_free(ms_tune_result_t *r) {
+  if (!r) return;
+  mlc_free(r->tasks);
+  memset(r, 0, sizeof *r);
+}
+
+static bool stop_requested(const tune_run_t *run) { return run->opts->stop && *run->opts->stop; }
+
+bool tune_result_interrupted(const mlc_measure_result_t *r) {
+  char prefix[48];
+  snprintf(prefix, sizeof prefix, "killed by signal %d ", SIGINT);
+  return r->error == MLC_ERROR_KIND_CRASH && strncmp(r->message, prefix, strlen(prefix)) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One round                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A batch of candidates and what they measured. */
+typedef struct {
+  ms_candidate_t *cands;    /* owned (ms_search_next's array) */
+  int n;
+  mlc_measure_result_t *results;
+  double *secs;             /* median, or 0 for a failure */
+} batch_t;
+
+static void batch_free(batch_t *b) {
+  for (int i = 0; i < b->n; i++) ms_candidate_free(&b->cands[i]);
+  mlc_free(b->cands);
+  mlc_free(b->results);
+  mlc_free(b->secs);
+  memset(b, 0, sizeof *b);
+}
+
+static int batch_measure(tune_run_t *run, tune_task_t *t, batch_t *b) {
+  b->results = mlc_calloc((size_t)b->n, sizeof *b->results);
+  b->secs = mlc_calloc((size_t)b->n, sizeof *b->secs);
+  ms_job_t *jobs = mlc_calloc((size_t)b->n, sizeof *jobs);
+  if (!b->results || !b->secs || !jobs) {
+    mlc_free(jobs);
+    return mlc_error_set(MLC_ENOMEM, "out of memory");
+  }
+  for (int i = 0; i < b->n; i++) jobs[i] = (ms_job_t){t->func, b->cands[i].trace, run->target};
+  double t0 = tune_now();
+  int st = run->runner->run(run->runner, jobs, b->n, b->results);
+  run->measure_secs += tune_now() - t0;
+  mlc_free(jobs);
+  if (st != MLC_OK) mlc_error_prefix("measuring %s", t->name);
+  return st;
+}
+
+/* Drops the candidates whose measurement a SIGINT killed (measuring children
+ * ignore the terminal's Ctrl-C, but a signal sent to the child itself, or a
+ * transport whose workers do not, can still kill one): they were not
+ * measured, so they are neither recorded nor reported, and a later run
+ * measures them. */
+static void batch_drop_interrupted(batch_t *b) {
+  int k = 0;
+  for (int i = 0; i < b->n; i++) {
+    if (tune_result_interrupted(&b->results[i])) {
+      ms_candidate_free(&b->cands[i]);
+      continue;
+    }
+    b->cands[k] = b->cands[i];
+    b->results[k] = b->results[i];
+    k++;
+  }
+  b->n = k;
+}
+
+/* Records the batch, then counts its trials and their times. */
+static int batch_commit(tune_run_t *run, tune_task_t *t, batch_t *b) {
+  const char **texts = mlc_calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *texts);
+  if (!texts) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  for (int i = 0; i < b->n; i++) texts[i] = b->cands[i].trace_json;
+  int st = tune_commit_results(run, t, texts, b->results, b->n);
+  mlc_free(texts);
+  if (st != MLC_OK) return st;
+  /* The curve gets a point per trial, in the order they were measured. */
+  for (int i = 0; i < b->n; i++) {
+    const mlc_measure_result_t *r = &b->results[i];
+    b->secs[i] = r->error == MLC_ERROR_KIND_NONE ? mlc_measure_median(r) : 0;
+    if (b->secs[i] > 0 && (t->best_secs == 0 || b->secs[i] < t->best_secs)) t->best_secs = b->secs[i];
+    t->trials++;
+    tune_task_add_point(t);
+  }
+  run->used += b->n;
+  return MLC_OK;
+}
+
+/* Features of the measured candidates' lowered programs and the model update.
+ * A candidate that does not lower (a build failure) teaches nothing here. */
+static int batch_learn(tune_run_t *run, tune_task_t *t, cm_model_t *model, const batch_t *b) {
+  cm_features_t *feats = mlc_calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *feats);
+  double *secs = mlc_calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *secs);
+  int m = 0, st = MLC_OK;
+  if (!feats || !secs) st = mlc_error_set(MLC_ENOMEM, "out of memory");
+  for (int i = 0; st == MLC_OK && i < b->n; i++) {
+    if (!b->cands[i].sch) continue;
+    tir_func_t *low = NULL;
+    if (mlc_lower(&low, sch_func(b->cands[i].sch), run->target, NULL) != MLC_OK) continue;
+    if (cm_extract(&feats[m], low, run->target) == MLC_OK) secs[m++] = b->secs[i];
+    tir_func_free(low);
+  }
+  if (st == MLC_OK && m > 0) st = cm_model_update(model, t->group, feats, secs, m);
+  for (int i = 0; i < m; i++) cm_features_free(&feats[i]);
+  mlc_free(feats);
+  mlc_free(secs);
+  if (st != MLC_OK) mlc_error_prefix("updating the cost model with %s", t->name);
+  return st;
+}
+
+/* Marks t done with why. */
+static void task_finish(tune_run_t *run, tune_task_t *t, const char *why) {
+  tune_progress_end(run); /* the log line goes below the status line */
+  t->done = true;
+  if (!t->status[0]) snprintf(t->status, sizeof t->status, "%s", why && *why ? why : "the search ended");
+  MLC_INFO("%s: done after %d trials: %s", t->name, t->trials, t->status);
+}
+
+/* One round of task t. MLC_OK unless the transport, the database or the
+ * model failed (the run stops); a task whose search fails is marked done. */
+static int run_round(tune_run_t *run, tune_task_t *t, cm_model_t *model) {
+  int want = run->opts->per_round < run->budget - run->used ? run->opts->per_round : run->budget - run->used;
+  batch_t b;
+  memset(&b, 0, sizeof b);
+  bool done = false;
+  double t0 = tune_now();
+  int st = ms_search_next(t->search, model, t->group, want, &b.cands, &b.n, &done);
+  run->search_secs += tune_now() - t0;
+  if (st != MLC_OK) {
+    char why[160];
+    snprintf(why, sizeof why, "search failed: %s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+    MLC_WARN("%s: %s", t->name, why);
+    task_finish(run, t, why);
+    batch_free(&b);
+    return MLC_OK;
+  }
+  if (b.n == 0) {
+    task_finish(run, t, done ? ms_search_status(t->search) : "the search proposed nothing new");
+    batch_free(&b);
+    return MLC_OK;
+  }
+  st = batch_measure(run, t, &b);
+  if (st == MLC_OK) batch_drop_interrupted(&b);
+  if (st == MLC_OK) st = batch_commit(run, t, &b);
+  if (st == MLC_OK) {
+    t->rounds++;
+    t0 = tune_now();
+    st = ms_search_report(t->search, b.cands, b.secs, b.n);
+    if (st == MLC_OK) st = batch_learn(run, t, model, &b);
+    run->search_secs += tune_now() - t0;
+  }
+  if (st == MLC_OK) {
+    if (mlc_vec_push(&t->history, t->best_secs) != MLC_OK) st = mlc_error_set(MLC_ENOMEM, "out of memory");
+    tune_progress_round(run, t, b.n);
+    if (done) task_finish(run, t, ms_search_status(t->search));
+  }
+  batch_free(&b);
+  return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The run                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int validate(const ms_tune_options_t *o, tir_func_t *const *funcs, int n, const mlc_target_t *target, db_t *db,
+                    ms_runner_t *runner) {
+  if (n <= 0) return mlc_error_set(MLC_EINVAL, "tune: no functions to tune");
+  for (int i = 0; i < n; i++)
+    if (!funcs[i]) return mlc_error_set(MLC_EINVAL, "tune: function %d is NULL", i);
+  if (!target || !db || !runner || !runner->run) return mlc_error_set(MLC_EINVAL, "tune: NULL target, database or runner");
+  if (o->trials < 0) return mlc_error_set(MLC_EINVAL, "tune: trials is %d, must be >= 0", o->trials);
+  if (o->per_round < 1) return mlc_error_set(MLC_EINVAL, "tune: per_round is %d, must be >= 1", o->per_round);
+  if (target->kind != MLC_TARGET_LLVM)
+    return mlc_error_set(MLC_EUNSUPPORTED, "tune: only llvm (CPU) targets are tuned in this version");
+  return MLC_OK;
+}
+
+/* Defaults and searches of every task. */
+static int start_tasks(tune_run_t *run) {
+  mlc_rng_t rng;
+  mlc_rng_seed(&rng, run->opts->seed);
+  for (int i = 0; i < run->ntasks; i++) {
+    tune_task_t *t = &run->tasks[i];
+    int st = stop_requested(run) ? MLC_OK : tune_task_default(run, t);
+    if (st != MLC_OK) return st;
+    double t0 = tune_now();
+    tune_task_start(run, t, mlc_rng_fork_seed(&rng));
+    run->search_secs += tune_now() - t0; /* the design space counts as search */
+    if (t->best_secs > 0) tune_task_add_point(t); /* where a resumed curve starts */
+    MLC_INFO("task %s: weight %d, %d trials in the database, default schedule %.4g ms", t->name, t->weight,
+             t->trials_before, t->default_secs * 1e3);
+  }
+  return MLC_OK;
+}
+
+static int run_rounds(tune_run_t *run, cm_model_t *model) {
+  tune_sched_t sched;
+  tune_sched_init(&sched, run->opts->scheduler, run->opts->seed);
+  run->rounds_start = tune_now();
+  int st = MLC_OK;
+  while (st == MLC_OK && run->used < run->budget && !stop_requested(run)) {
+    int i = tune_sched_next(&sched, run->tasks, run->ntasks);
+    if (i < 0) break; /* every task is done */
+    st = run_round(run, &run->tasks[i], model);
+  }
+  tune_progress_end(run);
+  return st;
+}
+
+static int fill_result(ms_tune_result_t *out, const tune_run_t *run) {
+  out->tasks = mlc_calloc((size_t)run->ntasks, sizeof *out->tasks);
+  if (!out->tasks) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  out->ntasks = run->ntasks;
+  for (int i = 0; i < run->ntasks; i++) {
+    const tune_task_t *t = &run->tasks[i];
+    ms_task_report_t *r = &out->tasks[i];
+    snprintf(r->name, sizeof r->name, "%s", t->name);
+    r->key = t->key;
+    r->weight = t->weight;
+    r->trials = t->trials;
+    r->trials_before = t->trials_before;
+    r->best_secs = t->best_secs;
+    r->default_secs = t->default_secs;
+    r->flop = t->flop;
+    snprintf(r->status, sizeof r->status, "%s", t->status);
+  }
+  out->wall_secs = tune_now() - run->start;
+  out->search_secs = run->search_secs;
+  out->measure_secs = run->measure_secs;
+  return MLC_OK;
+}
+
+/* The plot and the model, once the rounds are over. */
+static int finish_outputs(tune_run_t *run, cm_model_t *model) {
+  int st = MLC_OK;
+  if (run->opts->plot_path) st = tune_plot_write(run, run->opts->plot_path);
+  if (st == MLC_OK && run->opts->model_dir) {
+    st = cm_model_save(model, run->opts->model_dir);
+    if (st != MLC_OK) mlc_error_prefix("saving the cost model to %s", run->opts->model_dir);
+  }
+  return st;
+}
+
+int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
+            const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts) {
+  if (!out || !funcs) return mlc_error_set(MLC_EINVAL, "tune: NULL argument");
+  memset(out, 0, sizeof *out);
+  ms_tune_options_t defaults;
+  if (!opts) {
+    ms_tune_options_default(&defaults);
+    opts = &defaults;
+  }
+  int st = validate(opts, funcs, n, target, db, runner);
+  if (st != MLC_OK) return st;
+  tune_run_t run = {.target = target, .db = db, .runner = runner, .opts = opts, .budget = opts->trials};
+  run.start = tune_now();
+  mlc_target_str(target, run.target_str, sizeof run.target_str);
+  cm_model_t *model = NULL;
+  st = cm_model_create(&model, opts->model, opts->seed);
+  if (st == MLC_OK) st = tune_tasks_create(&run, funcs, names, n);
+  if (st == MLC_OK) {
+    MLC_INFO("tuning %d task%s (%d function%s) for %s: %d trials, %d per round", run.ntasks,
+             run.ntasks == 1 ? "" : "s", n, n == 1 ? "" : "s", run.target_str, run.budget, opts->per_round);
+    st = start_tasks(&run);
+  }
+  if (st == MLC_OK) st = run_rounds(&run, model);
+  if (st == MLC_OK) st = finish_outputs(&run, model);
+  /* Filled on failure too: the caller can still show what was done. */
+  if (run.ntasks > 0 && fill_result(out, &run) != MLC_OK && st == MLC_OK) st = MLC_ENOMEM;
+  tune_tasks_free(&run);
+  cm_model_free(model);
+  return st;
+}

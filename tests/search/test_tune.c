@@ -1,0 +1,356 @@
+/*
+ * test_tune.c - the tuning driver (search.h, "Tuning" and "Transport to
+ * measurement") end to end on GMM-32 with real measurements: every trial
+ * lands in a throwaway file database, a second run on the same database
+ * resumes (counts what the first measured, measures only new traces), the
+ * stop flag ends a run after at most one round, identical functions fold
+ * into one weighted task, the task scheduler picks as MetaSchedule's does, the local runner measures in worker processes and
+ * describes the host, and ms_func_flop counts what the workloads compute.
+ *
+ * The search is kept small (population 32, 2 generations) and measurement
+ * short (min_repeat_ms 1) so the whole file runs in seconds; every candidate
+ * is checked against the reference interpreter.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "search/search.h"
+#include "search/tune/tune_internal.h"
+
+#define OK(x)                                                          \
+  do {                                                                 \
+    int rc_ = (x);                                                     \
+    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #x, mlc_error_last()); \
+    assert_int_equal(rc_, MLC_OK);                                     \
+  } while (0)
+
+static tir_func_t *workload(const char *name, int64_t a, int64_t b, int64_t c, tir_dtype_t dt) {
+  tir_func_t *f = NULL;
+  int64_t shape[3] = {a, b, c};
+  tir_dtype_t acc = {0, 0, 0};
+  OK(tir_workload_build(&f, name, shape, 3, dt, acc));
+  return f;
+}
+
+static tir_func_t *gmm(int64_t n) { return workload("GMM", n, n, n, tir_dt_FLOAT32()); }
+
+/* ------------------------------------------------------------------------ */
+/* Fixtures: a temporary file database, a quick runner                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  char dir[64];
+  char uri[80];
+  db_t *db;
+  ms_runner_t *runner;
+  mlc_target_t target;
+  char target_str[512];
+} fixture_t;
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+static int setup(void **state) {
+  fixture_t *fx = calloc(1, sizeof *fx);
+  snprintf(fx->dir, sizeof fx->dir, "/tmp/mlc-test-tune-XXXXXX");
+  if (!mkdtemp(fx->dir)) return -1;
+  snprintf(fx->uri, sizeof fx->uri, "file:%s", fx->dir);
+  if (db_open(&fx->db, fx->uri) != MLC_OK) return -1;
+  mlc_measure_options_t mo;
+  mlc_measure_options_default(&mo);
+  mo.number = 1;
+  mo.min_repeat_ms = 1;
+  mo.check_correctness = true;
+  if (ms_runner_local(&fx->runner, 1, &mo) != MLC_OK) return -1;
+  mlc_target_host(&fx->target);
+  mlc_target_str(&fx->target, fx->target_str, sizeof fx->target_str);
+  *state = fx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture_t *fx = *state;
+  ms_runner_free(fx->runner);
+  db_close(fx->db);
+  nftw(fx->dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+  free(fx);
+  return 0;
+}
+
+/* Small and quick: what a test can afford on two shared cores. */
+static ms_tune_options_t quick_options(int trials, cm_model_kind_t model) {
+  ms_tune_options_t o;
+  ms_tune_options_default(&o);
+  o.trials = trials;
+  o.per_round = 8;
+  o.seed = 7;
+  o.model = model;
+  o.search.population = 32;
+  o.search.generations = 2;
+  o.search.init_min_valid = 8;
+  return o;
+}
+
+static db_result_t *records_of(fixture_t *fx, uint64_t key) {
+  db_result_t *res = NULL;
+  db_filter_t filter = {.workload_key = key, .target = fx->target_str};
+  OK(db_records(fx->db, &res, &filter));
+  return res;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* No trace measured twice: the trace hashes of res are distinct. */
+static void assert_distinct_traces(const db_result_t *res) {
+  uint64_t *h = calloc((size_t)res->nrecords + 1, sizeof *h);
+  for (int i = 0; i < res->nrecords; i++) h[i] = res->records[i].trace_hash;
+  qsort(h, (size_t)res->nrecords, sizeof *h, cmp_u64);
+  for (int i = 1; i < res->nrecords; i++) assert_true(h[i] != h[i - 1]);
+  free(h);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Random model, then XGBoost resuming from the same database. */
+static void test_tune_records_every_trial_and_resumes(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(32);
+  const char *names[] = {"gmm32"};
+  char plot[128];
+  snprintf(plot, sizeof plot, "%s/curve.svg", fx->dir);
+  ms_tune_options_t o = quick_options(16, CM_MODEL_RANDOM);
+  o.plot_path = plot;
+  ms_tune_result_t r1;
+  OK(ms_tune(&r1, &f, names, 1, &fx->target, fx->db, fx->runner, &o));
+  assert_int_equal(r1.ntasks, 1);
+  const ms_task_report_t *t = &r1.tasks[0];
+  assert_string_equal(t->name, "gmm32");
+  assert_int_equal(t->key, tir_func_key(f));
+  assert_int_equal(t->weight, 1);
+  assert_int_equal(t->trials_before, 0);
+  assert_true(t->trials > 0 && t->trials <= 16);
+  assert_true(t->default_secs > 0);
+  assert_true(t->best_secs > 0);
+  assert_true(t->flop == 2.0 * 32 * 32 * 32);
+  assert_true(r1.wall_secs >= r1.measure_secs && r1.measure_secs > 0);
+
+  /* Every trial, and the default schedule, is a record of this device. */
+  db_result_t *res = records_of(fx, t->key);
+  assert_int_equal(res->nrecords, t->trials + 1);
+  int defaults = 0;
+  for (int i = 0; i < res->nrecords; i++) {
+    const db_record_t *rec = &res->records[i];
+    assert_string_equal(rec->device_key, fx->runner->device_key);
+    assert_string_equal(rec->worker_id, fx->runner->worker_id);
+    assert_string_equal(rec->compiler_version, MLC_VERSION);
+    assert_true(rec->created_at_us > 0);
+    if (strcmp(rec->trace_json, "[[],[]]") == 0) defaults++;
+    if (rec->error_kind == MLC_ERROR_KIND_NONE) assert_true(rec->nrun_secs >= 1);
+  }
+  assert_int_equal(defaults, 1);
+  db_result_free(res);
+
+  char *svg = NULL;
+  size_t len = 0;
+  OK(mlc_read_file(&svg, &len, plot));
+  assert_non_null(strstr(svg, "<svg"));
+  assert_non_null(strstr(svg, "<polyline"));
+  assert_non_null(strstr(svg, "gmm32"));
+  mlc_free(svg);
+
+  /* Resume with XGBoost: only new traces, the default reused. */
+  int first = t->trials;
+  o = quick_options(8, CM_MODEL_XGB);
+  ms_tune_result_t r2;
+  OK(ms_tune(&r2, &f, names, 1, &fx->target, fx->db, fx->runner, &o));
+  assert_int_equal(r2.tasks[0].trials_before, first);
+  assert_true(r2.tasks[0].trials <= 8);
+  assert_true(r2.tasks[0].default_secs == r1.tasks[0].default_secs);
+  assert_true(r2.tasks[0].best_secs <= r1.tasks[0].best_secs);
+  res = records_of(fx, t->key);
+  assert_int_equal(res->nrecords, first + r2.tasks[0].trials + 1);
+  assert_distinct_traces(res);
+  db_result_free(res);
+  ms_tune_result_free(&r1);
+  ms_tune_result_free(&r2);
+  tir_func_free(f);
+}
+
+static void test_tune_stop_flag_set_before_the_call_allows_one_round_at_most(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(32);
+  volatile int stop = 1;
+  ms_tune_options_t o = quick_options(64, CM_MODEL_RANDOM);
+  o.stop = &stop;
+  ms_tune_result_t r;
+  OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
+  assert_int_equal(r.ntasks, 1);
+  assert_string_equal(r.tasks[0].name, f->name); /* names NULL: the functions' own */
+  assert_true(r.tasks[0].trials <= o.per_round);
+  db_result_t *res = records_of(fx, r.tasks[0].key);
+  assert_true(res->nrecords <= o.per_round + 1);
+  db_result_free(res);
+  ms_tune_result_free(&r);
+  tir_func_free(f);
+}
+
+/* Two identical functions are one task of weight 2; another shape is another
+ * task. Trials 0: only the default schedules are measured. */
+static void test_tune_identical_functions_fold_into_one_weighted_task(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *funcs[3] = {gmm(32), gmm(32), gmm(16)};
+  const char *names[3] = {"a", "b", "c"};
+  ms_tune_options_t o = quick_options(0, CM_MODEL_RANDOM);
+  ms_tune_result_t r;
+  OK(ms_tune(&r, funcs, names, 3, &fx->target, fx->db, fx->runner, &o));
+  assert_int_equal(r.ntasks, 2);
+  assert_string_equal(r.tasks[0].name, "a");
+  assert_int_equal(r.tasks[0].weight, 2);
+  assert_string_equal(r.tasks[1].name, "c");
+  assert_int_equal(r.tasks[1].weight, 1);
+  assert_int_equal(r.tasks[0].trials + r.tasks[1].trials, 0);
+  assert_true(r.tasks[0].default_secs > 0 && r.tasks[1].default_secs > 0);
+  db_result_t *ws = NULL;
+  OK(db_workloads(fx->db, &ws));
+  assert_int_equal(ws->nworkloads, 2);
+  db_result_free(ws);
+  ms_tune_result_free(&r);
+  for (int i = 0; i < 3; i++) tir_func_free(funcs[i]);
+}
+
+static void test_tune_refuses_bad_arguments(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(16);
+  ms_tune_options_t o = quick_options(8, CM_MODEL_RANDOM);
+  ms_tune_result_t r;
+  assert_int_equal(ms_tune(&r, &f, NULL, 0, &fx->target, fx->db, fx->runner, &o), MLC_EINVAL);
+  o.per_round = 0;
+  assert_int_equal(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o), MLC_EINVAL);
+  assert_non_null(strstr(mlc_error_last(), "per_round"));
+  mlc_target_t cuda;
+  OK(mlc_target_parse(&cuda, "cuda -arch=sm_80"));
+  o = quick_options(8, CM_MODEL_RANDOM);
+  assert_int_equal(ms_tune(&r, &f, NULL, 1, &cuda, fx->db, fx->runner, &o), MLC_EUNSUPPORTED);
+  assert_int_equal(r.ntasks, 0);
+  tir_func_free(f);
+}
+
+/* Three jobs on two worker processes; the device described from the host. */
+static void test_runner_local_measures_in_worker_processes_and_describes_the_host(void **state) {
+  fixture_t *fx = *state;
+  mlc_measure_options_t mo;
+  mlc_measure_options_default(&mo);
+  mo.number = 1;
+  mo.min_repeat_ms = 1;
+  ms_runner_t *r = NULL;
+  assert_int_equal(ms_runner_local(&r, 0, &mo), MLC_EINVAL);
+  OK(ms_runner_local(&r, 2, &mo));
+  assert_string_equal(r->name, "local");
+  assert_int_equal(strncmp(r->device_key, "llvm-", 5), 0);
+  assert_int_equal(strncmp(r->worker_id, "local-", 6), 0);
+  json_t *dev = mlc_json_loads(r->device_json, "device");
+  assert_non_null(dev);
+  assert_true(json_is_string(json_object_get(dev, "cpu")));
+  assert_true(json_integer_value(json_object_get(dev, "cores")) >= 1);
+  json_decref(dev);
+
+  tir_func_t *f = gmm(16);
+  sch_t *sch = NULL;
+  OK(sch_create(&sch, f, 0, SCH_ERRORS_FAST));
+  ms_job_t jobs[3];
+  for (int i = 0; i < 3; i++) jobs[i] = (ms_job_t){f, sch_get_trace(sch), &fx->target};
+  mlc_measure_result_t res[3];
+  OK(r->run(r, jobs, 3, res));
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(res[i].error, MLC_ERROR_KIND_NONE);
+    assert_true(mlc_measure_median(&res[i]) > 0);
+  }
+  sch_free(sch);
+  tir_func_free(f);
+  ms_runner_free(r);
+}
+
+static void test_func_flop_counts_data_arithmetic(void **state) {
+  (void)state;
+  tir_func_t *f = gmm(32);
+  assert_true(ms_func_flop(f) == 2.0 * 32 * 32 * 32); /* a multiply-add is two */
+  tir_func_free(f);
+  f = workload("D+B+R", 4, 8, 16, tir_dt_FLOAT32()); /* dense + bias add + relu max */
+  assert_true(ms_func_flop(f) == 2.0 * 4 * 8 * 16 + 4 * 8 + 4 * 8);
+  tir_func_free(f);
+  f = workload("GMM", 8, 4, 2, tir_dt_INT8()); /* no floats: integer data operations */
+  assert_true(ms_func_flop(f) == 2.0 * 8 * 4 * 2);
+  tir_func_free(f);
+  assert_true(ms_func_flop(NULL) == 0);
+}
+
+/* Private: the task scheduler on hand-made histories (best seconds after
+ * each of a task's rounds). */
+static void push_history(tune_task_t *t, const double *best, int n) {
+  for (int i = 0; i < n; i++) assert_int_equal(mlc_vec_push(&t->history, best[i]), MLC_OK);
+}
+
+static void test_task_scheduler_gradient_and_round_robin(void **state) {
+  (void)state;
+  tune_task_t tasks[3];
+  memset(tasks, 0, sizeof tasks);
+  for (int i = 0; i < 3; i++) tasks[i].weight = 1;
+  /* g1 = (10 - 5) / 3, g2 = 5 / 4, g = weight * (0.2 g1 + 0.8 g2). */
+  push_history(&tasks[0], (const double[]){10, 8, 6, 5}, 4);
+  tasks[0].weight = 2;
+  assert_true(fabs(tune_sched_gradient(&tasks[0]) - 2 * (0.2 * 5.0 / 3 + 0.8 * 5.0 / 4)) < 1e-12);
+  push_history(&tasks[1], (const double[]){1, 1}, 2); /* flat and fast: g = 0.8 * 1 / 2 */
+  assert_true(fabs(tune_sched_gradient(&tasks[1]) - 0.4) < 1e-12);
+  push_history(&tasks[2], (const double[]){0}, 1); /* nothing measured well yet: first */
+  assert_true(tune_sched_gradient(&tasks[2]) >= 1e9);
+
+  tune_sched_t s;
+  tune_sched_init(&s, MS_SCHED_GRADIENT, 1);
+  tasks[1].done = true;
+  /* The first pass visits every live task once, in order. */
+  assert_int_equal(tune_sched_next(&s, tasks, 3), 0);
+  assert_int_equal(tune_sched_next(&s, tasks, 3), 2);
+  /* Then the largest gradient: task 2 (no time), then task 0. */
+  assert_int_equal(tune_sched_next(&s, tasks, 3), 2);
+  tasks[2].done = true;
+  assert_int_equal(tune_sched_next(&s, tasks, 3), 0);
+  tasks[0].done = true;
+  assert_int_equal(tune_sched_next(&s, tasks, 3), -1);
+
+  tune_sched_init(&s, MS_SCHED_ROUND_ROBIN, 1);
+  tasks[0].done = tasks[2].done = false;
+  int want[] = {0, 2, 0, 2};
+  for (int i = 0; i < 4; i++) assert_int_equal(tune_sched_next(&s, tasks, 3), want[i]);
+  for (int i = 0; i < 3; i++) mlc_vec_free(&tasks[i].history);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_tune_records_every_trial_and_resumes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tune_stop_flag_set_before_the_call_allows_one_round_at_most, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_tune_identical_functions_fold_into_one_weighted_task, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tune_refuses_bad_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_runner_local_measures_in_worker_processes_and_describes_the_host, setup, teardown),
+      cmocka_unit_test(test_func_flop_counts_data_arithmetic),
+      cmocka_unit_test(test_task_scheduler_gradient_and_round_robin),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
