@@ -33,10 +33,10 @@ run_tests() {
   (cd "$build-asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$jobs") || failed=1
   if [ "${FUZZ_SECONDS:-30}" != 0 ] && command -v clang >/dev/null; then
-    echo "== parser fuzzing (${FUZZ_SECONDS:-30} s) =="
+    echo "== fuzzing: TVMScript parser and rpc codec (${FUZZ_SECONDS:-30} s in all) =="
     scripts/fuzz.sh "$build-fuzz" "${FUZZ_SECONDS:-30}" || failed=1
   else
-    echo "== parser fuzzing skipped (clang missing or FUZZ_SECONDS=0) =="
+    echo "== fuzzing skipped (clang missing or FUZZ_SECONDS=0) =="
   fi
   if [ $failed -ne 0 ]; then echo "dev.sh test: FAILED"; exit 1; fi
   echo "dev.sh test: all passed"

@@ -227,7 +227,9 @@ static int tune(run_t *r, const opts_t *o, tir_func_t *f, const mlc_target_t *ta
   to.progress_tty = isatty(STDERR_FILENO);
   int64_t t0 = unix_us();
   int rc = db_open(&db, uri);
-  if (rc == MLC_OK) rc = ms_runner_local(&runner, 1, &mo);
+  /* As mlc-tune does by default: one builder per core, timed runs one at a time. */
+  int builders = target->num_cores > 0 ? target->num_cores : 1;
+  if (rc == MLC_OK) rc = ms_runner_local(&runner, builders, &mo);
   tir_func_t *funcs[1] = {f};
   const char *names[1] = {f->name};
   if (rc == MLC_OK) rc = ms_tune(&r->result, funcs, names, 1, target, db, runner, &to);

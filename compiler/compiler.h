@@ -117,6 +117,18 @@ char *mlc_module_text(const mlc_module_t *m, mlc_emit_kind_t kind);
  * load fails: never use or free m after the call. */
 typedef struct mlc_jit mlc_jit_t;
 int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m);
+/* Loads an object file that mlc_module_emit(MLC_EMIT_OBJ) wrote for this
+ * host (here or in another process) into a new JIT, with the same runtime
+ * symbols and the same eager resolution as mlc_jit_load: its exported
+ * functions are the object's defined global functions, all looked up now.
+ * The file is read and may be removed after the call. *out (free with
+ * mlc_jit_free) on MLC_OK, NULL otherwise. Errors: MLC_EINVAL for a NULL
+ * argument or a file that is not a 64-bit ELF relocatable object of this
+ * byte order (or whose symbol table is malformed), MLC_EIO when it cannot
+ * be read, MLC_EINTERNAL with LLVM's message when it cannot be linked
+ * (e.g. a symbol that resolves nowhere), MLC_EUNSUPPORTED when LLVM has no
+ * backend for the host, MLC_ENOMEM. */
+int mlc_jit_load_object(mlc_jit_t **out, const char *path);
 /* The address of an exported function (NULL when absent). */
 void *mlc_jit_lookup(mlc_jit_t *jit, const char *name);
 void mlc_jit_free(mlc_jit_t *jit);

@@ -35,7 +35,10 @@ extern "C" {
 
 /* Commands (the byte after the tag). Bodies, as JSON objects:
  *   READY      worker→broker  {"device_key", "device":{...}, "capacity":N, "worker_id"}
- *   HEARTBEAT  both ways      {}
+ *                             (again with capacity 0 when the worker is stopping:
+ *                             no new jobs; its running ones' results follow)
+ *   HEARTBEAT  both ways      {}; the broker's carries {"heartbeat_ms", "liveness"},
+ *                             which workers and clients adopt
  *   SUBMIT     client→broker  {"jobs":[job, ...]}                 (rpc_job_t)
  *   ACCEPTED   broker→client  {"ids":[...]}
  *   BUSY       broker→client  {"ids":[...], "reason":"..."}       (queue bound reached)
@@ -158,7 +161,8 @@ int rpc_broker_stats(json_t **out, const char *endpoint, const char *curve_keys,
 /* ------------------------------------------------------------------------ */
 
 /* Runs one job: fills *out (its id is filled by the caller). Called on the
- * worker's thread, one job at a time per device. */
+ * worker's runner thread, one job at a time per device; a worker with
+ * capacity N has N runner threads, which call it concurrently. */
 typedef int (*rpc_run_job_fn)(void *payload, const rpc_job_t *job, rpc_result_t *out);
 
 typedef struct {

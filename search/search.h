@@ -254,8 +254,13 @@ struct ms_runner {
   char worker_id[64];
 };
 
-/* Measures on this machine with `workers` concurrent measurement processes
- * (1 = one at a time, the honest default on a shared CPU). opts borrowed
+/* Measures on this machine. With `workers` K > 1, a batch is compiled by K
+ * builder processes at once (mlc_measure_build, objects in a private
+ * temporary directory removed afterwards), then the objects are loaded and
+ * timed one at a time in batch order (mlc_measure_prebuilt): timings are as
+ * honest as with K = 1, where each job is mlc_measure in turn. K = the
+ * target's cores (mlc-tune's default) keeps them all busy building. Results
+ * are mlc_measure's. MLC_EINVAL unless 1 <= K <= 256. opts borrowed
  * (copied). */
 int ms_runner_local(ms_runner_t **out, int workers, const mlc_measure_options_t *opts);
 void ms_runner_free(ms_runner_t *r); /* NULL is fine */

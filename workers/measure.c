@@ -6,12 +6,16 @@
  *
  * The job's clock starts when mlc_measure is called: a worker calls it when
  * it takes a job, so time spent queued never counts (DESIGN.md, Lessons).
+ * The two halves, mlc_measure_build and mlc_measure_prebuilt, each start
+ * their own clock: a build waits for no other, and a run's deadlines are
+ * counted from its own load.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "workers/measure_internal.h"
 
@@ -83,22 +87,74 @@ static int validate_options(const mlc_measure_options_t *o) {
   return MLC_OK;
 }
 
+/* Copies opts (or the defaults) into *o and checks the arguments every
+ * entry point shares, in mlc_measure's order: NULLs, the target (unless
+ * need_target is false), the options, the workload. Clears *out. */
+static int prepare(mlc_measure_options_t *o, mlc_measure_result_t *out, const tir_func_t *workload,
+                   const mlc_target_t *target, bool need_target, const mlc_measure_options_t *opts) {
+  if (opts) *o = *opts;
+  else mlc_measure_options_default(o);
+  if (!out || !workload || (need_target && !target)) return mlc_error_set(MLC_EINVAL, "measure: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (need_target && target->kind != MLC_TARGET_LLVM)
+    return mlc_error_set(MLC_EUNSUPPORTED, "measure: only llvm (CPU) targets are measured here");
+  int rc = validate_options(o);
+  return rc == MLC_OK ? measure_validate(workload, o) : rc;
+}
+
+static int check_path(const char *obj_path) {
+  return obj_path && *obj_path ? MLC_OK : mlc_error_set(MLC_EINVAL, "measure: no object file path");
+}
+
+/* Runs the job in a child, or in process when asked. */
+static int dispatch(mlc_measure_result_t *out, const measure_job_t *job, double start) {
+  if (!job->opts->in_process) return measure_forked(out, job, start);
+  measure_job_run(out, job, NULL);
+  return MLC_OK;
+}
+
 int mlc_measure(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
                 const mlc_target_t *target, const mlc_measure_options_t *opts) {
   double start = measure_now();
   mlc_measure_options_t o;
-  if (opts) o = *opts;
-  else mlc_measure_options_default(&o);
-  if (!out || !workload || !target) return mlc_error_set(MLC_EINVAL, "measure: NULL argument");
-  memset(out, 0, sizeof *out);
-  if (target->kind != MLC_TARGET_LLVM)
-    return mlc_error_set(MLC_EUNSUPPORTED, "measure: only llvm (CPU) targets are measured here");
-  int rc = validate_options(&o);
-  if (rc == MLC_OK) rc = measure_validate(workload, &o);
+  int rc = prepare(&o, out, workload, target, true, opts);
   if (rc != MLC_OK) return rc;
-  if (o.in_process) {
-    measure_job_run(out, workload, trace, target, &o, NULL);
+  measure_job_t job = {MEASURE_JOB_FULL, workload, trace, target, &o, NULL};
+  return dispatch(out, &job, start);
+}
+
+int mlc_measure_build(mlc_measure_result_t *out, const char *obj_path, const tir_func_t *workload,
+                      const sch_trace_t *trace, const mlc_target_t *target,
+                      const mlc_measure_options_t *opts) {
+  double start = measure_now();
+  mlc_measure_options_t o;
+  int rc = prepare(&o, out, workload, target, true, opts);
+  if (rc == MLC_OK) rc = check_path(obj_path);
+  if (rc != MLC_OK) return rc;
+  measure_job_t job = {MEASURE_JOB_BUILD, workload, trace, target, &o, obj_path};
+  rc = dispatch(out, &job, start);
+  /* A child killed while writing leaves part of a file. */
+  if (rc == MLC_OK && out->error != MLC_ERROR_KIND_NONE) unlink(obj_path);
+  return rc;
+}
+
+int mlc_measure_prebuilt(mlc_measure_result_t *out, const mlc_measure_result_t *built, const char *obj_path,
+                         const tir_func_t *workload, const mlc_measure_options_t *opts) {
+  double start = measure_now();
+  mlc_measure_result_t b; /* built may be out itself */
+  if (built) b = *built;
+  mlc_measure_options_t o;
+  int rc = prepare(&o, out, workload, NULL, false, opts);
+  if (rc == MLC_OK) rc = check_path(obj_path);
+  if (rc != MLC_OK) return rc;
+  if (built && b.error != MLC_ERROR_KIND_NONE) {
+    *out = b;
+    out->message[sizeof out->message - 1] = '\0';
+    out->nrun_secs = 0;
     return MLC_OK;
   }
-  return measure_forked(out, workload, trace, target, &o, start);
+  measure_job_t job = {MEASURE_JOB_PREBUILT, workload, NULL, NULL, &o, obj_path};
+  rc = dispatch(out, &job, start);
+  if (rc == MLC_OK && built) out->build_secs += b.build_secs;
+  return rc;
 }

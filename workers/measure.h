@@ -5,6 +5,12 @@
  * the result against the reference interpreter. Each candidate runs in a
  * forked child so a crash or a hang is reported as an error kind and the
  * caller survives. Workers (step 6) and local tuning (step 5) call this.
+ *
+ * The same measurement also comes in two halves, for callers that build
+ * many candidates at once and time them one at a time (the local runner of
+ * mlc-tune, as TVM's LocalBuilder and LocalRunner): mlc_measure_build
+ * compiles a candidate into an object file, mlc_measure_prebuilt loads that
+ * object and times it. Together they give what mlc_measure gives.
  */
 #ifndef MLC_WORKERS_MEASURE_H
 #define MLC_WORKERS_MEASURE_H
@@ -57,6 +63,36 @@ double mlc_measure_median(const mlc_measure_result_t *r);
  * the measurement itself could not be attempted (bad arguments, fork failed). */
 int mlc_measure(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
                 const mlc_target_t *target, const mlc_measure_options_t *opts);
+
+/* The first half of mlc_measure: replays `trace` on `workload`, lowers and
+ * compiles it for `target` (an llvm target) and writes the object file to
+ * obj_path (created or overwritten), in a forked child under
+ * opts->build_timeout_s counted from the call (in process with
+ * opts->in_process). *out says how it went, with mlc_measure's error kinds
+ * and messages: NONE (built; build_secs is replay + lower + codegen + write,
+ * nrun_secs 0), BUILD (the trace does not replay, the code does not compile,
+ * or the file cannot be written), TIMEOUT or CRASH; after a failure nothing
+ * is left at obj_path. Only opts' build fields matter here, but pass the
+ * same opts to mlc_measure_prebuilt. Returns as mlc_measure does: MLC_OK
+ * whenever *out was filled; MLC_EINVAL/MLC_EUNSUPPORTED for bad arguments
+ * (as mlc_measure, and a NULL or empty obj_path), MLC_EIO when pipe or fork
+ * failed. */
+int mlc_measure_build(mlc_measure_result_t *out, const char *obj_path, const tir_func_t *workload,
+                      const sch_trace_t *trace, const mlc_target_t *target,
+                      const mlc_measure_options_t *opts);
+
+/* The second half: loads the object mlc_measure_build wrote at obj_path
+ * (mlc_jit_load_object), then warms up, times and optionally checks the
+ * kernel (the workload's name is its symbol) exactly as mlc_measure does, in
+ * a forked child: the load must end within opts->build_timeout_s of the
+ * call, the rest within opts->run_timeout_s of the end of the load. `built`
+ * (borrowed; may be NULL, or out itself) is that build's result: when it is
+ * a failure it is copied to *out and nothing runs; otherwise
+ * out->build_secs is its build_secs plus the load, as mlc_measure counts
+ * them. A missing or bad object is a BUILD failure ("load: ..."). The file
+ * is only read. Returns as mlc_measure does. */
+int mlc_measure_prebuilt(mlc_measure_result_t *out, const mlc_measure_result_t *built, const char *obj_path,
+                         const tir_func_t *workload, const mlc_measure_options_t *opts);
 
 #ifdef __cplusplus
 }

@@ -113,14 +113,12 @@ static int child_setup(int fd, pid_t parent) {
   return fd;
 }
 
-static MLC_NORETURN void child_main(int fd, pid_t parent, const tir_func_t *workload,
-                                    const sch_trace_t *trace, const mlc_target_t *target,
-                                    const mlc_measure_options_t *opts) {
+static MLC_NORETURN void child_main(int fd, pid_t parent, const measure_job_t *job) {
   fd = child_setup(fd, parent);
   measure_reporter_t rep = {.enter = child_enter, .payload = &fd};
   measure_msg_t msg;
   memset(&msg, 0, sizeof msg);
-  measure_job_run(&msg.result, workload, trace, target, opts, &rep);
+  measure_job_run(&msg.result, job, &rep);
   msg.magic = MSG_MAGIC;
   msg.kind = MSG_RESULT;
   msg.build_secs = msg.result.build_secs;
@@ -269,8 +267,7 @@ static void describe(mlc_measure_result_t *out, const child_t *c, const mlc_meas
   out->build_secs = c->build_secs;
 }
 
-int measure_forked(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
-                   const mlc_target_t *target, const mlc_measure_options_t *opts, double job_start) {
+int measure_forked(mlc_measure_result_t *out, const measure_job_t *job, double job_start) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return mlc_error_set(MLC_EIO, "measure: pipe: %s", strerror(errno));
@@ -284,7 +281,7 @@ int measure_forked(mlc_measure_result_t *out, const tir_func_t *workload, const 
   }
   if (pid == 0) {
     close(fds[0]);
-    child_main(fds[1], parent, workload, trace, target, opts);
+    child_main(fds[1], parent, job);
   }
   close(fds[1]);
   fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
@@ -293,9 +290,9 @@ int measure_forked(mlc_measure_result_t *out, const tir_func_t *workload, const 
   c.pid = pid;
   c.fd = fds[0];
   c.phase = MEASURE_PHASE_BUILD;
-  wait_child(&c, opts, job_start);
+  wait_child(&c, job->opts, job_start);
   close(fds[0]);
   memset(out, 0, sizeof *out);
-  describe(out, &c, opts);
+  describe(out, &c, job->opts);
   return MLC_OK;
 }

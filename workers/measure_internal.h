@@ -5,7 +5,8 @@
  *
  * measure.c        public API: defaults, validation, median, dispatch
  * measure_child.c  fork, the pipe protocol, deadlines, reaping
- * measure_job.c    replay -> build -> load -> warm-up -> time -> check
+ * measure_job.c    replay -> build -> load -> warm-up -> time -> check, whole
+ *                  or in two halves (build to an object file; run one)
  * measure_args.c   argument buffers and the comparison with the interpreter
  * measure_timer.c  `number` growth, repeats, cache flush
  */
@@ -54,17 +55,33 @@ void measure_fail(mlc_measure_result_t *out, mlc_error_kind_t kind, const char *
  * parameters equal to the workload's. MLC_EINVAL with a detail. */
 int measure_validate(const tir_func_t *workload, const mlc_measure_options_t *opts);
 
-/* The whole measurement of one candidate; fills *out (error kind and
- * message, or run_secs). Never fails otherwise. */
-void measure_job_run(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
-                     const mlc_target_t *target, const mlc_measure_options_t *opts,
-                     const measure_reporter_t *rep);
+/* What a job does (the public call behind it). */
+typedef enum {
+  MEASURE_JOB_FULL,     /* mlc_measure: replay, build, load, run */
+  MEASURE_JOB_BUILD,    /* mlc_measure_build: replay, build, write obj_path */
+  MEASURE_JOB_PREBUILT, /* mlc_measure_prebuilt: load obj_path, run */
+} measure_job_kind_t;
+
+/* One job; everything borrowed. */
+typedef struct {
+  measure_job_kind_t kind;
+  const tir_func_t *workload;
+  const sch_trace_t *trace;           /* FULL, BUILD (NULL: as written) */
+  const mlc_target_t *target;         /* FULL, BUILD */
+  const mlc_measure_options_t *opts;  /* validated */
+  const char *obj_path;               /* BUILD writes it, PREBUILT reads it */
+} measure_job_t;
+
+/* Runs one job; fills *out (error kind and message, or run_secs, and
+ * build_secs: for PREBUILT the load alone). A BUILD job that fails removes
+ * what it wrote. Never fails otherwise. */
+void measure_job_run(mlc_measure_result_t *out, const measure_job_t *job, const measure_reporter_t *rep);
 
 /* Runs the job in a forked child and waits for it with the deadlines of
  * DESIGN.md (build timeout from `job_start`, run timeout from the end of the
- * build). MLC_OK with *out filled, or MLC_EIO when pipe/fork failed. */
-int measure_forked(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
-                   const mlc_target_t *target, const mlc_measure_options_t *opts, double job_start);
+ * build, i.e. of the load for PREBUILT). MLC_OK with *out filled, or MLC_EIO
+ * when pipe/fork failed. */
+int measure_forked(mlc_measure_result_t *out, const measure_job_t *job, double job_start);
 
 /* ------------------------------------------------------------------------ */
 /* Arguments (measure_args.c)                                               */

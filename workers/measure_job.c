@@ -7,10 +7,17 @@
  * and tells its runner which phase it is in, so that a crash or a timeout
  * can be blamed on a phase.
  *
+ * The same steps also run as two jobs: BUILD stops after compiling and
+ * writes the object file; PREBUILT loads such a file (mlc_jit_load_object)
+ * and goes on from the warm-up. The machine code is the same bytes either
+ * way (mlc_jit_load also links the object the module's target machine
+ * emits), so the halves time what the whole job times.
+ *
  * Every failure becomes the result's error kind and message; nothing here
  * returns an error status.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "workers/measure_internal.h"
 
@@ -51,9 +58,8 @@ static sch_t *replay(mlc_measure_result_t *out, const tir_func_t *workload, cons
   return sch;
 }
 
-/* Lowers, compiles and loads the scheduled function; its entry point. */
-static mlc_packed_fn_t compile(mlc_measure_result_t *out, mlc_jit_t **jit, const tir_func_t *f,
-                               const mlc_target_t *target) {
+/* Lowers and compiles the scheduled function; NULL after a failure. */
+static mlc_module_t *build(mlc_measure_result_t *out, const tir_func_t *f, const mlc_target_t *target) {
   mlc_module_t *mod = NULL;
   mlc_strbuf_t notes;
   mlc_sb_init(&notes);
@@ -63,19 +69,30 @@ static mlc_packed_fn_t compile(mlc_measure_result_t *out, mlc_jit_t **jit, const
   int rc = mlc_build(&mod, funcs, 1, target, &lo);
   if (notes.len) MLC_DEBUG("measure: %s: lowering notes:\n%s", f->name, mlc_sb_str(&notes));
   mlc_sb_free(&notes);
-  if (rc != MLC_OK) {
-    measure_fail(out, MLC_ERROR_KIND_BUILD, "compile: %s", detail(mlc_status_str(rc)));
-    mlc_module_free(mod);
-    return NULL;
-  }
+  if (rc == MLC_OK) return mod;
+  measure_fail(out, MLC_ERROR_KIND_BUILD, "compile: %s", detail(mlc_status_str(rc)));
+  mlc_module_free(mod);
+  return NULL;
+}
+
+/* The loaded kernel's entry point (NULL, and a failure, when absent). */
+static mlc_packed_fn_t entry(mlc_measure_result_t *out, mlc_jit_t *jit, const char *name) {
+  mlc_packed_fn_t fn = (mlc_packed_fn_t)mlc_jit_lookup(jit, name);
+  if (!fn) measure_fail(out, MLC_ERROR_KIND_BUILD, "load: no symbol %s in the compiled module", name);
+  return fn;
+}
+
+/* Lowers, compiles and loads the scheduled function; its entry point. */
+static mlc_packed_fn_t compile(mlc_measure_result_t *out, mlc_jit_t **jit, const tir_func_t *f,
+                               const mlc_target_t *target) {
+  mlc_module_t *mod = build(out, f, target);
+  if (!mod) return NULL;
   mlc_error_clear();
   if (mlc_jit_load(jit, mod) != MLC_OK) { /* the module is consumed either way */
     measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", detail("the JIT could not load the module"));
     return NULL;
   }
-  mlc_packed_fn_t fn = (mlc_packed_fn_t)mlc_jit_lookup(*jit, f->name);
-  if (!fn) measure_fail(out, MLC_ERROR_KIND_BUILD, "load: no symbol %s in the compiled module", f->name);
-  return fn;
+  return entry(out, *jit, f->name);
 }
 
 /* The kernel's error message after a nonzero return. */
@@ -111,20 +128,59 @@ done:
   measure_args_free(&args);
 }
 
-void measure_job_run(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
-                     const mlc_target_t *target, const mlc_measure_options_t *opts,
-                     const measure_reporter_t *rep) {
-  memset(out, 0, sizeof *out);
-  job_t job = {.rep = rep, .name = workload->name, .start = measure_now()};
+/* FULL: the whole measurement. */
+static void job_full(mlc_measure_result_t *out, const measure_job_t *j, const job_t *job) {
   mlc_jit_t *jit = NULL;
-  sch_t *sch = replay(out, workload, trace, opts->seed);
-  mlc_packed_fn_t fn = sch ? compile(out, &jit, sch_func(sch), target) : NULL;
-  out->build_secs = measure_now() - job.start;
+  sch_t *sch = replay(out, j->workload, j->trace, j->opts->seed);
+  mlc_packed_fn_t fn = sch ? compile(out, &jit, sch_func(sch), j->target) : NULL;
+  out->build_secs = measure_now() - job->start;
   if (fn) {
-    enter(&job, MEASURE_PHASE_WARMUP, out->build_secs);
-    run(out, fn, workload, opts, &job);
+    enter(job, MEASURE_PHASE_WARMUP, out->build_secs);
+    run(out, fn, j->workload, j->opts, job);
   }
   mlc_jit_free(jit);
   sch_free(sch);
+}
+
+/* BUILD: replay, compile, write the object (nothing left behind on a
+ * failure). */
+static void job_build(mlc_measure_result_t *out, const measure_job_t *j, const job_t *job) {
+  sch_t *sch = replay(out, j->workload, j->trace, j->opts->seed);
+  mlc_module_t *mod = sch ? build(out, sch_func(sch), j->target) : NULL;
+  if (mod) {
+    mlc_error_clear();
+    int rc = mlc_module_emit(mod, MLC_EMIT_OBJ, j->obj_path);
+    if (rc != MLC_OK) measure_fail(out, MLC_ERROR_KIND_BUILD, "write: %s", detail(mlc_status_str(rc)));
+  }
+  if (out->error != MLC_ERROR_KIND_NONE) unlink(j->obj_path);
+  out->build_secs = measure_now() - job->start;
+  mlc_module_free(mod);
+  sch_free(sch);
+}
+
+/* PREBUILT: load the object, then as FULL from the warm-up on; build_secs
+ * is the load. */
+static void job_prebuilt(mlc_measure_result_t *out, const measure_job_t *j, const job_t *job) {
+  mlc_jit_t *jit = NULL;
+  mlc_packed_fn_t fn = NULL;
+  mlc_error_clear();
+  if (mlc_jit_load_object(&jit, j->obj_path) != MLC_OK)
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", detail("the JIT could not load the object"));
+  else
+    fn = entry(out, jit, j->workload->name);
+  out->build_secs = measure_now() - job->start;
+  if (fn) {
+    enter(job, MEASURE_PHASE_WARMUP, out->build_secs);
+    run(out, fn, j->workload, j->opts, job);
+  }
+  mlc_jit_free(jit);
+}
+
+void measure_job_run(mlc_measure_result_t *out, const measure_job_t *j, const measure_reporter_t *rep) {
+  static void (*const kinds[])(mlc_measure_result_t *, const measure_job_t *, const job_t *) = {
+      [MEASURE_JOB_FULL] = job_full, [MEASURE_JOB_BUILD] = job_build, [MEASURE_JOB_PREBUILT] = job_prebuilt};
+  memset(out, 0, sizeof *out);
+  job_t job = {.rep = rep, .name = j->workload->name, .start = measure_now()};
+  kinds[j->kind](out, j, &job);
   MLC_DEBUG("measure: %s: done at %.3f s", job.name, measure_now() - job.start);
 }

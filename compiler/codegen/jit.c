@@ -16,16 +16,26 @@
  *  - anything else the process exports (dlsym), as a fallback.
  * Every exported function is looked up when the module is loaded, so an
  * unresolved symbol is an error of mlc_jit_load, not a NULL later.
+ *
+ * mlc_jit_load_object links an object file written earlier (MLC_EMIT_OBJ,
+ * perhaps by another process: the tuner builds candidates in parallel and
+ * times them one at a time) through the same LLJIT, the same symbols and the
+ * same eager resolution. The exported names come from the object's ELF
+ * symbol table: codegen gives every function but the exported ones internal
+ * linkage, so the defined global functions are exactly the module's exports.
  */
 #include "compiler/codegen/module_priv.h"
 
+#include <elf.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
 #include <llvm/Config/llvm-config.h>
 
 #include "runtime/runtime.h"
@@ -175,6 +185,23 @@ static int take_names(mlc_jit_t *jit, mlc_module_t *m) {
   return MLC_OK;
 }
 
+/* Creates the LLJIT, links obj (always consumed) and resolves the exported
+ * functions; on failure jit is freed. */
+static int jit_finish(mlc_jit_t **out, mlc_jit_t *jit, LLVMMemoryBufferRef obj) {
+  int rc = create_lljit(jit);
+  if (rc == MLC_OK) {
+    rc = add_and_resolve(jit, obj);
+    obj = NULL;
+  }
+  if (obj) LLVMDisposeMemoryBuffer(obj);
+  if (rc != MLC_OK) {
+    mlc_jit_free(jit);
+    return rc;
+  }
+  *out = jit;
+  return MLC_OK;
+}
+
 int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m) {
   *out = NULL;
   if (!m || !m->mod || !m->tm) {
@@ -188,18 +215,116 @@ int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m) {
   if (rc == MLC_OK) rc = cg_emit_to_memory(&obj, m->tm, m->mod, LLVMObjectFile);
   if (rc == MLC_OK) rc = take_names(jit, m);
   mlc_module_free(m);
-  if (rc == MLC_OK) rc = create_lljit(jit);
-  if (rc == MLC_OK) {
-    rc = add_and_resolve(jit, obj);
-    obj = NULL;
+  if (rc != MLC_OK) {
+    if (obj) LLVMDisposeMemoryBuffer(obj);
+    mlc_jit_free(jit);
+    return rc;
   }
-  if (obj) LLVMDisposeMemoryBuffer(obj);
+  return jit_finish(out, jit, obj);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Object files                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Whether [off, off + size) lies inside a buffer of len bytes. */
+static bool in_bounds(uint64_t off, uint64_t size, size_t len) { return off <= len && size <= len - off; }
+
+/* Appends a copy of name to the JIT's exported names. */
+static int add_name(mlc_jit_t *jit, const char *name, int *cap) {
+  if (jit->nfuncs == *cap) {
+    int ncap = *cap ? 2 * *cap : 8;
+    char **names = mlc_realloc(jit->names, (size_t)ncap * sizeof *names);
+    if (!names) return mlc_error_set(MLC_ENOMEM, "out of memory");
+    jit->names = names;
+    *cap = ncap;
+  }
+  if (!(jit->names[jit->nfuncs] = mlc_strdup(name))) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  jit->nfuncs++;
+  return MLC_OK;
+}
+
+/* The defined global functions of one symbol table (section sh, its string
+ * table at sh.sh_link) into the JIT's names. */
+static int symtab_exports(mlc_jit_t *jit, const char *data, size_t len, const Elf64_Shdr *shdrs,
+                          int nsec, const Elf64_Shdr *sh, const char *path, int *cap) {
+  if (sh->sh_entsize != sizeof(Elf64_Sym) || !in_bounds(sh->sh_offset, sh->sh_size, len) ||
+      sh->sh_link >= (uint32_t)nsec)
+    return mlc_error_set(MLC_EINVAL, "%s: malformed ELF symbol table", path);
+  const Elf64_Shdr *str = &shdrs[sh->sh_link];
+  if (str->sh_type != SHT_STRTAB || !in_bounds(str->sh_offset, str->sh_size, len) || str->sh_size == 0 ||
+      data[str->sh_offset + str->sh_size - 1] != '\0')
+    return mlc_error_set(MLC_EINVAL, "%s: malformed ELF string table", path);
+  for (uint64_t k = 1; k < sh->sh_size / sizeof(Elf64_Sym); k++) { /* 0 is the null symbol */
+    Elf64_Sym sym;
+    memcpy(&sym, data + sh->sh_offset + k * sizeof sym, sizeof sym);
+    if (ELF64_ST_BIND(sym.st_info) != STB_GLOBAL || ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
+        sym.st_shndx == SHN_UNDEF)
+      continue;
+    if (sym.st_name >= str->sh_size)
+      return mlc_error_set(MLC_EINVAL, "%s: ELF symbol %llu has a name outside its string table", path,
+                           (unsigned long long)k);
+    int rc = add_name(jit, data + str->sh_offset + sym.st_name, cap);
+    if (rc != MLC_OK) return rc;
+  }
+  return MLC_OK;
+}
+
+/* Checks that data is an ELF64 relocatable object for this host's byte
+ * order and takes the functions it exports. */
+static int object_exports(mlc_jit_t *jit, const char *data, size_t len, const char *path) {
+  Elf64_Ehdr eh;
+  if (len < sizeof eh || memcmp(data, ELFMAG, SELFMAG) != 0)
+    return mlc_error_set(MLC_EINVAL, "%s: not an ELF object file", path);
+  memcpy(&eh, data, sizeof eh);
+  const int host_data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != host_data || eh.e_type != ET_REL)
+    return mlc_error_set(MLC_EINVAL, "%s: not a 64-bit relocatable object of this host's byte order", path);
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || !in_bounds(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), len))
+    return mlc_error_set(MLC_EINVAL, "%s: malformed ELF section headers", path);
+  Elf64_Shdr *shdrs = mlc_malloc((size_t)(eh.e_shnum ? eh.e_shnum : 1) * sizeof *shdrs);
+  if (!shdrs) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  memcpy(shdrs, data + eh.e_shoff, (size_t)eh.e_shnum * sizeof *shdrs);
+  int rc = MLC_OK, cap = 0;
+  for (int i = 0; rc == MLC_OK && i < eh.e_shnum; i++)
+    if (shdrs[i].sh_type == SHT_SYMTAB) rc = symtab_exports(jit, data, len, shdrs, eh.e_shnum, &shdrs[i], path, &cap);
+  mlc_free(shdrs);
+  return rc;
+}
+
+/* A process that loads objects may never have generated code (the tuner's
+ * runner: the builds ran elsewhere), so LLJIT would find no target for the
+ * host; mlc_codegen initialises the backends it uses, this the host's. */
+static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+static bool native_ok;
+
+static void init_native(void) { native_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter(); }
+
+int mlc_jit_load_object(mlc_jit_t **out, const char *path) {
+  if (!out) return mlc_error_set(MLC_EINVAL, "mlc_jit_load_object: NULL out");
+  *out = NULL;
+  if (!path || !*path) return mlc_error_set(MLC_EINVAL, "mlc_jit_load_object: no path");
+  pthread_once(&native_once, init_native);
+  if (!native_ok) return mlc_error_set(MLC_EUNSUPPORTED, "this LLVM has no backend for the host");
+  char *data = NULL;
+  size_t len = 0;
+  int rc = mlc_read_file(&data, &len, path);
+  if (rc != MLC_OK) return rc;
+  mlc_jit_t *jit = mlc_calloc(1, sizeof *jit);
+  rc = jit ? object_exports(jit, data, len, path) : mlc_error_set(MLC_ENOMEM, "out of memory");
+  if (rc == MLC_OK) {
+    jit->addrs = mlc_calloc((size_t)(jit->nfuncs ? jit->nfuncs : 1), sizeof *jit->addrs);
+    if (!jit->addrs) rc = mlc_error_set(MLC_ENOMEM, "out of memory");
+  }
+  /* The JIT keeps the buffer until it is freed: a copy, named after the file. */
+  LLVMMemoryBufferRef obj = rc == MLC_OK ? LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len, path) : NULL;
+  mlc_free(data);
+  if (rc == MLC_OK && !obj) rc = mlc_error_set(MLC_ENOMEM, "out of memory");
   if (rc != MLC_OK) {
     mlc_jit_free(jit);
     return rc;
   }
-  *out = jit;
-  return MLC_OK;
+  return jit_finish(out, jit, obj);
 }
 
 void *mlc_jit_lookup(mlc_jit_t *jit, const char *name) {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rpc/rpc.h"
 #include "search/tune/cmd_tune.h"
 #include "search/tune/runner_farm.h"
 #include "search/tune/tune_internal.h"
@@ -66,8 +67,8 @@ static const char help[] =
     "  --db URI            file:DIR or postgresql://... (default $MLC_DB, else file:./mlc-db)\n"
     "  --func NAME         tune only this function of the module\n"
     "  --seed S            random seed of the search and the model (default 1)\n"
-    "  --workers K         concurrent measurements (default 1; more share the CPU\n"
-    "                      and skew the timings)\n"
+    "  --workers K         candidates compiled at once; they still run one at a time\n"
+    "                      (default: the target's cores)\n"
     "  --farm ENDPOINT     measure on the workers of the mlc-broker at ENDPOINT\n"
     "                      (e.g. tcp://tuner:5555) instead of on this machine\n"
     "  --curve-keys DIR    with --farm: CURVE keys (DIR/server.pub and the pair --key)\n"
@@ -366,10 +367,34 @@ static int report(const cli_t *c, const ms_tune_result_t *res, int st, db_t *db,
   return EXIT_OK;
 }
 
+/* Before tuning through a farm: a warning when its broker does not answer,
+ * or has no worker for the target's device key (jobs would wait in its
+ * queue until one comes). Nothing is refused: workers may come later. */
+static void farm_preflight(const cli_t *c, const ms_runner_t *runner) {
+  json_t *stats = NULL;
+  if (rpc_broker_stats(&stats, c->farm, c->curve_keys, 3000) != MLC_OK) {
+    MLC_WARN("the broker at %s does not answer yet (%s); waiting for it up to %d s", c->farm, mlc_error_last(),
+             MS_FARM_UNREACHABLE_MS / 1000);
+    return;
+  }
+  const json_t *n = json_object_get(json_object_get(stats, runner->device_key), "workers");
+  if (!json_is_integer(n) || json_integer_value(n) == 0)
+    MLC_WARN("no worker serves %s at %s yet; jobs wait in the broker's queue until one does", runner->device_key,
+             c->farm);
+  json_decref(stats);
+}
+
 /* The transport: a farm's broker, a local farm, or the local runner. */
 static int start_runner(const cli_t *c, const mlc_target_t *target, ms_local_farm_t **farm, ms_runner_t **runner) {
-  if (c->farm) return ms_runner_farm(runner, c->farm, c->curve_keys, c->key, target, &c->measure);
-  if (!c->local_farm) return ms_runner_local(runner, c->workers, &c->measure);
+  if (c->farm) {
+    int st = ms_runner_farm(runner, c->farm, c->curve_keys, c->key, target, &c->measure);
+    if (st == MLC_OK) farm_preflight(c, *runner);
+    return st;
+  }
+  if (!c->local_farm) { /* --workers: by default a builder per core of the target */
+    int k = c->workers ? c->workers : target->num_cores;
+    return ms_runner_local(runner, k < 1 ? 1 : k > 256 ? 256 : k, &c->measure);
+  }
   if (c->local_farm > 1)
     MLC_WARN("--local-farm %d: measurements share the CPU, so their times are skewed (docs/farm.md)", c->local_farm);
   int st = ms_local_farm_start(farm, c->local_farm, target, NULL);
@@ -381,8 +406,6 @@ static int tune(cli_t *c, tir_func_t **funcs, const char **names, int n, const m
   db_t *db = NULL;
   mlc_error_clear();
   if (db_open(&db, c->db) != MLC_OK) return fail(EXIT_USAGE, "cannot open database: %s", mlc_error_last());
-  if (c->workers > 1)
-    MLC_WARN("--workers %d: measurements share the CPU, so their times are skewed (docs/mlc-tune.md)", c->workers);
   ms_runner_t *runner = NULL;
   ms_local_farm_t *farm = NULL;
   if (start_runner(c, target, &farm, &runner) != MLC_OK) {
@@ -436,7 +459,7 @@ int mlc_tune_main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   ms_tune_options_default(&c.tune);
   mlc_measure_options_default(&c.measure);
-  c.workers = 1;
+  c.workers = 0; /* the target's cores, once it is parsed (start_runner) */
   const char *env = getenv("MLC_DB");
   c.db = env && *env ? env : NULL;
   int code = parse_args(&c, argc, argv);

@@ -90,10 +90,18 @@ t_seed_determines_the_space() {
 check "the same seed gives the same space, another seed other samples" t_seed_determines_the_space
 
 t_defaults_inline_the_bias() {
-  run "$sched" space "$tmp/dbr.py" --target "$target" && status_is 0 &&
+  run "$sched" space "$tmp/dbr.py" --target "llvm -mcpu=haswell -num-cores=2" && status_is 0 &&
     out_has '^sch\.compute_inline\(block=b1\)$' && out_has 'b[0-9]+, = sch\.get_consumers\(block=b0\)'
 }
 check "default rules on dense+bias+relu inline the bias and fuse the relu" t_defaults_inline_the_bias
+
+t_avx512_defaults_tensorize_and_fuse() {
+  run "$sched" space "$tmp/dbr.py" --target "$target" && status_is 0 &&
+    out_has '^sch\.compute_inline\(block=b1\)$' &&
+    out_has 'ann_key="meta_schedule.auto_tensorize", ann_val="avx512_fp32_fma_16x4"' &&
+    out_has 'b[0-9]+, = sch\.get_consumers\(block=b[0-9]+\)'
+}
+check "with AVX-512 the dense tile is tensorized and the relu fused into it" t_avx512_defaults_tensorize_and_fuse
 
 t_json() {
   run "$sched" space "$tmp/gmm.py" --target "$target" --rules MultiLevelTiling --json && status_is 0 &&

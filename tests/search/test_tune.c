@@ -4,8 +4,8 @@
  * lands in a throwaway file database, a second run on the same database
  * resumes (counts what the first measured, measures only new traces), the
  * stop flag ends a run after at most one round, identical functions fold
- * into one weighted task, the task scheduler picks as MetaSchedule's does, the local runner measures in worker processes and
- * describes the host, and ms_func_flop counts what the workloads compute.
+ * into one weighted task, the task scheduler picks as MetaSchedule's does, the local runner builds in parallel and runs in
+ * order and describes the host, and ms_func_flop counts what the workloads compute.
  *
  * The search is kept small (population 32, 2 generations) and measurement
  * short (min_repeat_ms 1) so the whole file runs in seconds; every candidate
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "search/search.h"
@@ -252,7 +253,9 @@ static void test_tune_refuses_bad_arguments(void **state) {
   tir_func_free(f);
 }
 
-/* Three jobs on two worker processes; the device described from the host. */
+/* Four jobs on two builder processes, run one at a time: results in batch
+ * order (a trace that does not replay is that job's build error), the
+ * private directory of objects removed; the device described from the host. */
 static void test_runner_local_measures_in_worker_processes_and_describes_the_host(void **state) {
   fixture_t *fx = *state;
   mlc_measure_options_t mo;
@@ -274,14 +277,34 @@ static void test_runner_local_measures_in_worker_processes_and_describes_the_hos
   tir_func_t *f = gmm(16);
   sch_t *sch = NULL;
   OK(sch_create(&sch, f, 0, SCH_ERRORS_FAST));
-  ms_job_t jobs[3];
-  for (int i = 0; i < 3; i++) jobs[i] = (ms_job_t){f, sch_get_trace(sch), &fx->target};
-  mlc_measure_result_t res[3];
-  OK(r->run(r, jobs, 3, res));
-  for (int i = 0; i < 3; i++) {
+  static const char *bad_src = "b0 = sch.get_block(name=\"D\", func_name=\"main\")\n";
+  sch_trace_t *bad = NULL;
+  OK(sch_trace_from_python(&bad, bad_src, strlen(bad_src), "bad.py"));
+  ms_job_t jobs[4];
+  for (int i = 0; i < 4; i++) jobs[i] = (ms_job_t){f, i == 1 ? bad : sch_get_trace(sch), &fx->target};
+  char tmp[96];
+  snprintf(tmp, sizeof tmp, "%s/tmp", fx->dir);
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  char *old_tmp = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+  setenv("TMPDIR", tmp, 1);
+  mlc_measure_result_t res[4];
+  OK(r->run(r, jobs, 4, res));
+  if (old_tmp) setenv("TMPDIR", old_tmp, 1);
+  else unsetenv("TMPDIR");
+  free(old_tmp);
+  assert_int_equal(rmdir(tmp), 0); /* empty: the objects' directory is gone */
+  for (int i = 0; i < 4; i++) {
+    if (i == 1) {
+      assert_int_equal(res[i].error, MLC_ERROR_KIND_BUILD);
+      assert_non_null(strstr(res[i].message, "trace: "));
+      assert_int_equal(res[i].nrun_secs, 0);
+      continue;
+    }
     assert_int_equal(res[i].error, MLC_ERROR_KIND_NONE);
     assert_true(mlc_measure_median(&res[i]) > 0);
+    assert_true(res[i].build_secs > 0);
   }
+  sch_trace_free(bad);
   sch_free(sch);
   tir_func_free(f);
   ms_runner_free(r);

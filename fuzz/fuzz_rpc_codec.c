@@ -1,0 +1,126 @@
+/*
+ * fuzz_rpc_codec.c - libFuzzer target for the farm's wire codec
+ * (rpc_msg_decode and the job/result decoders behind it).
+ *
+ * The input is cut into frames: byte 0 picks how many (0 to 4), then one
+ * length byte per frame but the last, which takes the rest. Any input must
+ * decode or fail with MLC_EPARSE: never crash, hang or leak (ASan and UBSan
+ * are on in fuzz builds). When a message decodes, what a receiver then does
+ * must work too: the body encodes and decodes again to an equal body, every
+ * job in a JOB or SUBMIT converts to rpc_job_t and back to JSON, and a
+ * RESULT converts to rpc_result_t and back (the codec's promise: a message
+ * that decodes is safe to read).
+ *
+ *   fuzz_rpc_codec -max_total_time=60 -dict=fuzz/rpc_codec.dict CORPUS_DIR tests/rpc/corpus
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/rpc.h"
+#include "rpc/rpc_priv.h"
+
+static void fail(const char *what, const json_t *body) {
+  char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  fprintf(stderr, "%s\n--- body ---\n%s\n--- detail ---\n%s\n", what, text ? text : "(none)", mlc_error_last());
+  abort();
+}
+
+static void check_job(const json_t *j, const json_t *body) {
+  rpc_job_t job;
+  if (rpc_job_from_json(&job, j) != MLC_OK) fail("a decoded job does not convert", body);
+  json_t *back = rpc_job_to_json(&job);
+  if (!back) fail("a decoded job does not encode again", body);
+  if (!json_equal(json_object_get(back, "trace"), json_object_get(j, "trace")))
+    fail("the trace changed on the way", body);
+  json_decref(back);
+  rpc_job_free(&job);
+}
+
+/* The broker forwards each job of a SUBMIT as the text it arrived in: the
+ * spans it finds must hold exactly the values jansson parsed. */
+static void check_spans(const rpc_msg_t *m, const char *text, size_t len) {
+  const json_t *jobs = json_object_get(m->body, "jobs");
+  size_t n = json_array_size(jobs), start, end, at;
+  if (rpc_json_raw_member(text, len, "jobs", &start, &end) != MLC_OK) return; /* escaped key: printed instead */
+  if (rpc_json_raw_find(text, len, "jobs", &at) != MLC_OK || at != start) fail("find and member disagree", m->body);
+  size_t *starts = malloc(2 * n * sizeof *starts);
+  if (!starts) return;
+  /* as the broker does it: from the array's start to the end of the text */
+  if (rpc_json_raw_items(text + start, len - start, starts, starts + n, n) != MLC_OK) fail("job spans not found", m->body);
+  for (size_t i = 0; i < n; i++) {
+    json_t *item = json_loadb(text + start + starts[i], starts[n + i] - starts[i], 0, NULL);
+    if (!item || !json_equal(item, json_array_get(jobs, i))) fail("a job span is not the job", m->body);
+    json_decref(item);
+  }
+  free(starts);
+}
+
+static void check_message(const rpc_msg_t *m) {
+  char *text;
+  size_t len;
+  if (rpc_msg_encode_body(&text, &len, m->body) != MLC_OK) fail("a decoded body does not encode", m->body);
+  unsigned char c = (unsigned char)m->cmd;
+  const void *frames[3] = {MLC_RPC_PROTOCOL, &c, text};
+  size_t lens[3] = {strlen(MLC_RPC_PROTOCOL), 1, len};
+  rpc_msg_t again;
+  if (rpc_msg_decode(&again, frames, lens, 3) != MLC_OK) fail("a re-encoded body does not decode", m->body);
+  if (again.cmd != m->cmd || !json_equal(again.body, m->body)) fail("re-encoding changed the message", m->body);
+  json_decref(again.body);
+  mlc_free(text);
+  if (m->cmd == RPC_JOB) check_job(m->body, m->body);
+  if (m->cmd == RPC_SUBMIT) {
+    size_t i;
+    const json_t *j;
+    json_array_foreach(json_object_get(m->body, "jobs"), i, j) check_job(j, m->body);
+  }
+  if (m->cmd == RPC_RESULT) {
+    rpc_result_t r;
+    if (rpc_result_from_json(&r, m->body) != MLC_OK) fail("a decoded result does not convert", m->body);
+    json_t *back = rpc_result_to_json(&r);
+    if (!back) fail("a decoded result does not encode again", m->body);
+    json_decref(back);
+    rpc_result_free(&r);
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0) return 0;
+  int nframes = data[0] % 5;
+  size_t pos = 1;
+  const void *frames[4];
+  size_t lens[4];
+  uint8_t *copies[4] = {NULL, NULL, NULL, NULL};
+  for (int i = 0; i < nframes; i++) {
+    size_t left = size - pos, len = left;
+    if (i + 1 < nframes && left > 0) {
+      len = data[pos++];
+      left--;
+      if (len > left) len = left;
+    }
+    /* exact-size copies, so ASan catches reads past a frame */
+    copies[i] = malloc(len ? len : 1);
+    if (!copies[i]) goto done;
+    memcpy(copies[i], data + pos, len);
+    frames[i] = copies[i];
+    lens[i] = len;
+    pos += len;
+  }
+  rpc_msg_t m;
+  int st = rpc_msg_decode(&m, frames, lens, nframes);
+  if (st == MLC_OK) {
+    check_message(&m);
+    if (m.cmd == RPC_SUBMIT) check_spans(&m, (const char *)frames[2], lens[2]);
+    json_decref(m.body);
+  } else if (st != MLC_EPARSE) {
+    fail("rpc_msg_decode: a status other than MLC_EPARSE", NULL);
+  } else if (!*mlc_error_last()) {
+    fail("rpc_msg_decode: MLC_EPARSE without a detail", NULL);
+  }
+done:
+  for (int i = 0; i < 4; i++) free(copies[i]);
+  return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * worker_cpu.c - the CPU device backend of mlc-worker (worker.h): llvm
+ * targets measured on this machine by mlc_measure (replay, postprocessed
+ * trace included; lower; LLVM codegen; JIT; time in a forked child).
+ *
+ * There is one CPU device, number 0: a kernel's parallel loops spread over
+ * the cores, so two measurements at once would only slow each other down.
+ * The device is described as the local transport describes it
+ * (search/tune/runner_local.c), so records measured through a farm and
+ * locally read the same: key "llvm-<mcpu>" of the target announced (the
+ * host's when none is given), properties
+ * {"cores":N,"cpu":"<model name from /proc/cpuinfo>","mcpu":"<host's>"}.
+ *
+ * A target is runnable here when it is an llvm target for this machine's
+ * architecture and every CPU feature it turns on is one this CPU has: a job
+ * for "llvm -mcpu=skylake-avx512" on a machine without AVX-512 would die of
+ * SIGILL, so it is refused up front with the missing feature named.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "workers/worker.h"
+
+/* The "model name" line of /proc/cpuinfo, or "unknown". */
+static void cpu_model(char *buf, size_t len) {
+  snprintf(buf, len, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    const char *colon = strchr(line, ':');
+    if (!colon) continue;
+    colon++;
+    while (*colon == ' ' || *colon == '\t') colon++;
+    size_t n = strcspn(colon, "\n");
+    if (n == 0) continue;
+    snprintf(buf, len, "%.*s", (int)n, colon);
+    break;
+  }
+  fclose(f);
+}
+
+/* Same architecture: the triples agree up to the first '-'. */
+static bool same_arch(const char *a, const char *b) {
+  size_t n = strcspn(a, "-");
+  return n == strcspn(b, "-") && strncmp(a, b, n) == 0;
+}
+
+static int cpu_accepts(const worker_device_t *dev, const mlc_target_t *target) {
+  (void)dev;
+  if (target->kind != MLC_TARGET_LLVM) return mlc_error_set(MLC_EUNSUPPORTED, "not an llvm (CPU) target");
+  mlc_target_t host;
+  mlc_target_host(&host);
+  if (!same_arch(target->mtriple, host.mtriple))
+    return mlc_error_set(MLC_EUNSUPPORTED, "triple %s is not this machine's architecture (%s)", target->mtriple,
+                         host.mtriple);
+  /* Every "+feature" of the target must be on here. */
+  for (const char *p = target->mattr; *p;) {
+    size_t n = strcspn(p, ",");
+    if (p[0] == '+' && n > 1) {
+      char feature[64];
+      snprintf(feature, sizeof feature, "%.*s", (int)(n - 1), p + 1);
+      if (!mlc_target_has_feature(&host, feature))
+        return mlc_error_set(MLC_EUNSUPPORTED, "this CPU (%s) lacks %s", host.mcpu, feature);
+    }
+    p += n;
+    if (*p == ',') p++;
+  }
+  return MLC_OK;
+}
+
+static int describe(worker_device_t *dev) {
+  mlc_target_t host;
+  mlc_target_host(&host);
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
+                        host.mcpu);
+  char *text = o ? mlc_json_dumps(o) : NULL;
+  json_decref(o);
+  if (!text) return mlc_error_set(MLC_ENOMEM, "cpu device: out of memory");
+  int st = MLC_OK;
+  if (strlen(text) >= sizeof dev->device_json)
+    st = mlc_error_set(MLC_ERANGE, "cpu device: description longer than %zu bytes", sizeof dev->device_json - 1);
+  else
+    snprintf(dev->device_json, sizeof dev->device_json, "%s", text);
+  free(text);
+  return st;
+}
+
+static int cpu_discover(worker_device_t *dev, int index, const mlc_target_t *target) {
+  if (index != 0) return mlc_error_set(MLC_ENOTFOUND, "the cpu backend has one device, 0 (not %d)", index);
+  if (target) {
+    int st = cpu_accepts(dev, target);
+    if (st != MLC_OK) {
+      char text[512];
+      mlc_error_prefix("cannot measure for '%s'", mlc_target_str(target, text, sizeof text));
+      return st;
+    }
+    dev->target = *target;
+  } else {
+    mlc_target_host(&dev->target);
+  }
+  int st = mlc_device_key(dev->device_key, sizeof dev->device_key, &dev->target);
+  return st == MLC_OK ? describe(dev) : st;
+}
+
+static int cpu_run(worker_device_t *dev, const worker_job_t *job, mlc_measure_result_t *out) {
+  (void)dev;
+  return mlc_measure(out, job->workload, job->trace, &job->target, &job->opts);
+}
+
+const worker_backend_t worker_backend_cpu = {
+    .name = "cpu",
+    .kind = MLC_TARGET_LLVM,
+    .discover = cpu_discover,
+    .accepts = cpu_accepts,
+    .run = cpu_run,
+};
