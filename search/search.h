@@ -236,7 +236,15 @@ typedef struct {
   const tir_func_t *workload;   /* borrowed */
   const sch_trace_t *trace;     /* borrowed: the full trace */
   const mlc_target_t *target;   /* borrowed */
+  bool baseline;                /* time one call after the warm-up and skip the
+                                   correctness check (the untuned default, which
+                                   can take seconds a call); else the runner's
+                                   measurement options as they are */
 } ms_job_t;
+
+/* The runner's options adjusted for a baseline job (number, repeat 1;
+ * min_repeat_ms 0; no check), the options themselves otherwise. */
+mlc_measure_options_t ms_job_options(const ms_job_t *job, const mlc_measure_options_t *runner_opts);
 
 typedef struct ms_runner ms_runner_t;
 

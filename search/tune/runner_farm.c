@@ -29,6 +29,7 @@ typedef struct {
   ms_runner_t base;
   rpc_client_t *client;
   json_t *options;      /* the measure options as jobs carry them */
+  mlc_measure_options_t opts; /* the same, for baseline jobs' variant */
 } farm_runner_t;
 
 /* What the result callback fills for one batch. */
@@ -87,8 +88,10 @@ static void describe_batch(farm_runner_t *r, const batch_t *b) {
 /* Jobs                                                                      */
 /* ------------------------------------------------------------------------ */
 
-static void wire_jobs_free(rpc_job_t *w, int n) {
+/* shared: the runner's options object, which jobs without their own borrow. */
+static void wire_jobs_free(rpc_job_t *w, int n, const json_t *shared) {
   for (int i = 0; i < n; i++) {
+    if (w[i].options && w[i].options != shared) json_decref(w[i].options);
     /* A workload text is shared by the jobs of one workload: freed once. */
     if (w[i].workload && (i == 0 || w[i].workload != w[i - 1].workload)) mlc_free(w[i].workload);
     free(w[i].trace_json); /* jansson's allocator (mlc_json_dumps) */
@@ -112,7 +115,13 @@ static int wire_job(farm_runner_t *r, const ms_job_t *job, rpc_job_t *w, const r
   mlc_target_str(job->target, target, sizeof target);
   w->target = mlc_strdup(target);
   if (!w->trace_json || !w->target) return mlc_error_set(MLC_ENOMEM, "farm runner: out of memory");
-  w->options = r->options;
+  if (job->baseline) {
+    mlc_measure_options_t o = ms_job_options(job, &r->opts);
+    st = mlc_measure_options_to_json(&w->options, &o);
+    if (st != MLC_OK) return st;
+  } else {
+    w->options = r->options;
+  }
   return mlc_device_key(w->device_key, sizeof w->device_key, job->target);
 }
 
@@ -136,7 +145,7 @@ static int farm_run(ms_runner_t *self, const ms_job_t *jobs, int n, mlc_measure_
     if (b->nduplicates) MLC_WARN("farm runner: %d results delivered twice (the first kept)", b->nduplicates);
     describe_batch(r, b);
   }
-  if (w) wire_jobs_free(w, n);
+  if (w) wire_jobs_free(w, n, r->options);
   mlc_free(b);
   mlc_free(got);
   return st;
@@ -164,6 +173,7 @@ int ms_runner_farm(ms_runner_t **out, const char *endpoint, const char *curve_ke
   r->base.name = "farm";
   r->base.run = farm_run;
   r->base.free = farm_free;
+  r->opts = *opts;
   int st = mlc_measure_options_to_json(&r->options, opts);
   if (st == MLC_OK) st = mlc_device_key(r->base.device_key, sizeof r->base.device_key, target);
   if (st == MLC_OK) {

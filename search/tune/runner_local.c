@@ -59,6 +59,17 @@ typedef struct {
   mlc_measure_options_t opts;
 } local_runner_t;
 
+mlc_measure_options_t ms_job_options(const ms_job_t *job, const mlc_measure_options_t *runner_opts) {
+  mlc_measure_options_t o = *runner_opts;
+  if (job->baseline) {
+    o.number = 1;
+    o.repeat = 1;
+    o.min_repeat_ms = 0;
+    o.check_correctness = false;
+  }
+  return o;
+}
+
 /* Job states in a stage's shared area. */
 enum { JOB_FREE, JOB_TAKEN, JOB_DONE, JOB_TRANSPORT_FAILED };
 
@@ -97,7 +108,8 @@ static bool settle_status(int st, mlc_measure_result_t *res) {
 
 static int run_inline(local_runner_t *r, const ms_job_t *jobs, int n, mlc_measure_result_t *results) {
   for (int i = 0; i < n; i++) {
-    int st = mlc_measure(&results[i], jobs[i].workload, jobs[i].trace, jobs[i].target, &r->opts);
+    mlc_measure_options_t o = ms_job_options(&jobs[i], &r->opts);
+    int st = mlc_measure(&results[i], jobs[i].workload, jobs[i].trace, jobs[i].target, &o);
     if (!settle_status(st, &results[i]))
       return mlc_error_set(MLC_EIO, "local runner: job %d: %s", i, results[i].message);
   }
@@ -114,13 +126,15 @@ static int build_one(const local_runner_t *r, const batch_t *b, int i, mlc_measu
   char path[PATH_MAX];
   object_path(path, sizeof path, b, i);
   const ms_job_t *j = &b->jobs[i];
-  return mlc_measure_build(res, path, j->workload, j->trace, j->target, &r->opts);
+  mlc_measure_options_t o = ms_job_options(j, &r->opts);
+  return mlc_measure_build(res, path, j->workload, j->trace, j->target, &o);
 }
 
 static int run_one(const local_runner_t *r, const batch_t *b, int i, mlc_measure_result_t *res) {
   char path[PATH_MAX];
   object_path(path, sizeof path, b, i);
-  int st = mlc_measure_prebuilt(res, &b->build.results[i], path, b->jobs[i].workload, &r->opts);
+  mlc_measure_options_t o = ms_job_options(&b->jobs[i], &r->opts);
+  int st = mlc_measure_prebuilt(res, &b->build.results[i], path, b->jobs[i].workload, &o);
   unlink(path); /* no longer needed; the directory empties as the stage goes */
   return st;
 }

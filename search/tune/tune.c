@@ -81,7 +81,7 @@ static int batch_measure(tune_run_t *run, tune_task_t *t, batch_t *b) {
     mlc_free(jobs);
     return mlc_error_set(MLC_ENOMEM, "out of memory");
   }
-  for (int i = 0; i < b->n; i++) jobs[i] = (ms_job_t){t->func, b->cands[i].trace, run->target};
+  for (int i = 0; i < b->n; i++) jobs[i] = (ms_job_t){t->func, b->cands[i].trace, run->target, false};
   double t0 = tune_now();
   int st = run->runner->run(run->runner, jobs, b->n, b->results);
   run->measure_secs += tune_now() - t0;

@@ -281,7 +281,7 @@ static void test_runner_local_measures_in_worker_processes_and_describes_the_hos
   sch_trace_t *bad = NULL;
   OK(sch_trace_from_python(&bad, bad_src, strlen(bad_src), "bad.py"));
   ms_job_t jobs[4];
-  for (int i = 0; i < 4; i++) jobs[i] = (ms_job_t){f, i == 1 ? bad : sch_get_trace(sch), &fx->target};
+  for (int i = 0; i < 4; i++) jobs[i] = (ms_job_t){f, i == 1 ? bad : sch_get_trace(sch), &fx->target, false};
   char tmp[96];
   snprintf(tmp, sizeof tmp, "%s/tmp", fx->dir);
   assert_int_equal(mkdir(tmp, 0700), 0);
@@ -308,6 +308,29 @@ static void test_runner_local_measures_in_worker_processes_and_describes_the_hos
   sch_free(sch);
   tir_func_free(f);
   ms_runner_free(r);
+}
+
+/* A baseline job (the untuned default) is timed with one call and no check;
+ * every other option, the deadlines above all, stays the runner's. */
+static void test_baseline_jobs_time_one_call_and_keep_the_deadlines(void **state) {
+  (void)state;
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.number = 5;
+  o.repeat = 3;
+  o.min_repeat_ms = 250;
+  o.check_correctness = true;
+  o.build_timeout_s = 120;
+  o.run_timeout_s = 90;
+  ms_job_t plain = {NULL, NULL, NULL, false}, base = {NULL, NULL, NULL, true};
+  mlc_measure_options_t p = ms_job_options(&plain, &o), b = ms_job_options(&base, &o);
+  assert_true(p.number == 5 && p.repeat == 3 && p.min_repeat_ms == 250 && p.check_correctness);
+  assert_true(p.build_timeout_s == 120 && p.run_timeout_s == 90 && p.seed == o.seed);
+  assert_int_equal(b.number, 1);
+  assert_int_equal(b.repeat, 1);
+  assert_int_equal(b.min_repeat_ms, 0);
+  assert_false(b.check_correctness);
+  assert_true(b.build_timeout_s == 120 && b.run_timeout_s == 90);
 }
 
 static void test_func_flop_counts_data_arithmetic(void **state) {
@@ -372,6 +395,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tune_identical_functions_fold_into_one_weighted_task, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tune_refuses_bad_arguments, setup, teardown),
       cmocka_unit_test_setup_teardown(test_runner_local_measures_in_worker_processes_and_describes_the_host, setup, teardown),
+      cmocka_unit_test(test_baseline_jobs_time_one_call_and_keep_the_deadlines),
       cmocka_unit_test(test_func_flop_counts_data_arithmetic),
       cmocka_unit_test(test_task_scheduler_gradient_and_round_robin),
   };
