@@ -64,8 +64,6 @@ static int fail(int code, const char *fmt, ...) {
   return code;
 }
 
-static const char *shown_path(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
-
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -131,55 +129,17 @@ static int load_trace(const lower_opts_t *o, sch_trace_t **out) {
   if (mlc_read_file(&text, &len, path) != MLC_OK) return fail(EXIT_USAGE, "%s", mlc_error_last());
   int st;
   if (o->script_path) {
-    st = sch_trace_from_python(out, text, len, shown_path(path));
+    st = sch_trace_from_python(out, text, len, tir_cli_shown_path(path));
     mlc_free(text);
     return st == MLC_OK ? EXIT_OK : fail(st == MLC_ENOMEM ? EXIT_WORK : EXIT_USAGE, "%s", mlc_error_last());
   }
-  json_t *json = mlc_json_loads(text, shown_path(path));
+  json_t *json = mlc_json_loads(text, tir_cli_shown_path(path));
   mlc_free(text);
   if (!json) return fail(EXIT_USAGE, "%s", mlc_error_last());
   st = sch_trace_from_json(out, json);
   json_decref(json);
-  if (st != MLC_OK) return fail(st == MLC_ENOMEM ? EXIT_WORK : EXIT_USAGE, "%s: %s", shown_path(path), mlc_error_last());
+  if (st != MLC_OK) return fail(st == MLC_ENOMEM ? EXIT_WORK : EXIT_USAGE, "%s: %s", tir_cli_shown_path(path), mlc_error_last());
   return EXIT_OK;
-}
-
-static int load_module(const char *path, tir_module_t **out) {
-  char *src = NULL;
-  size_t len = 0;
-  *out = NULL;
-  if (mlc_read_file(&src, &len, path) != MLC_OK) return fail(EXIT_USAGE, "%s", mlc_error_last());
-  tir_parse_error_t perr;
-  memset(&perr, 0, sizeof perr);
-  int st = tir_parse(out, src, len, shown_path(path), &perr);
-  mlc_free(src);
-  if (st == MLC_EPARSE) {
-    mlc_strbuf_t sb;
-    mlc_sb_init(&sb);
-    tir_parse_error_format(&perr, &sb);
-    fprintf(stderr, PROG ": error: %s", mlc_sb_str(&sb));
-    if (sb.len == 0 || sb.data[sb.len - 1] != '\n') fputc('\n', stderr);
-    mlc_sb_free(&sb);
-    return EXIT_USAGE;
-  }
-  if (st != MLC_OK) return fail(EXIT_WORK, "%s: %s", shown_path(path), mlc_error_last());
-  for (int i = 0; i < (*out)->nfuncs; i++) {
-    if (tir_verify((*out)->funcs[i], NULL) == MLC_OK) continue;
-    fail(EXIT_USAGE, "%s: %s: %s", shown_path(path), (*out)->funcs[i]->name, mlc_error_last());
-    tir_module_free(*out);
-    *out = NULL;
-    return EXIT_USAGE;
-  }
-  return EXIT_OK;
-}
-
-static int pick_func(const tir_module_t *m, const char *name, const char *path, tir_func_t **out) {
-  if (name) *out = tir_module_find(m, name);
-  else if (m->nfuncs == 1) *out = m->funcs[0];
-  else *out = tir_module_find(m, "main");
-  if (*out) return EXIT_OK;
-  if (name) return fail(EXIT_USAGE, "%s: no function '%s'", shown_path(path), name);
-  return fail(EXIT_USAGE, "%s has %d functions; pick one with --func", shown_path(path), m->nfuncs);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -235,7 +195,7 @@ static int schedule_and_lower(const lower_opts_t *o, const tir_func_t *f, const 
   if (sch_create(&sch, f, 0, SCH_ERRORS_RICH) != MLC_OK) return fail(EXIT_WORK, "%s", mlc_error_last());
   int code;
   if (sch_trace_apply(sch, t, true) != MLC_OK)
-    code = fail(EXIT_WORK, "%s: %s", shown_path(o->json_path ? o->json_path : o->script_path), sch_error(sch));
+    code = fail(EXIT_WORK, "%s: %s", tir_cli_shown_path(o->json_path ? o->json_path : o->script_path), sch_error(sch));
   else
     code = lower_and_print(o, sch_func(sch), target);
   sch_free(sch);
@@ -259,7 +219,7 @@ int mlc_lower_cmd(int argc, char **argv) {
   tir_module_t *m = NULL;
   tir_func_t *f = NULL;
   if ((!o.json_path && !o.script_path) || (code = load_trace(&o, &t)) == EXIT_OK)
-    if ((code = load_module(o.file, &m)) == EXIT_OK && (code = pick_func(m, o.func, o.file, &f)) == EXIT_OK)
+    if ((code = tir_cli_load_module(PROG, o.file, &m)) == EXIT_OK && (code = tir_cli_pick_func(PROG, m, o.func, o.file, &f)) == EXIT_OK)
       code = schedule_and_lower(&o, f, t, &target);
   sch_trace_free(t);
   tir_module_free(m);

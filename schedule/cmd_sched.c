@@ -49,8 +49,6 @@ static int finish_output(int code) {
   return code;
 }
 
-static const char *shown_path(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
-
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -125,7 +123,7 @@ static bool trace_opt(args_t *a, trace_src_t *src, bool *err) {
 /* Reads the trace (JSON or script); prints the error itself. */
 static int load_trace(const trace_src_t *src, sch_trace_t **out) {
   const char *path = src->json_path ? src->json_path : src->script_path;
-  const char *shown = shown_path(path);
+  const char *shown = tir_cli_shown_path(path);
   char *text = NULL;
   size_t len = 0;
   *out = NULL;
@@ -144,53 +142,6 @@ static int load_trace(const trace_src_t *src, sch_trace_t **out) {
   json_decref(json);
   if (st != MLC_OK) return fail(st == MLC_ENOMEM ? EXIT_WORK : EXIT_USAGE, "%s: %s", shown, mlc_error_last());
   return EXIT_OK;
-}
-
-/* Parses and verifies FILE; prints the error itself. */
-static int load_module(const char *path, tir_module_t **out) {
-  char *src = NULL;
-  size_t len = 0;
-  const char *shown = shown_path(path);
-  *out = NULL;
-  if (mlc_read_file(&src, &len, path) != MLC_OK) return fail(EXIT_USAGE, "%s", mlc_error_last());
-  tir_parse_error_t perr;
-  memset(&perr, 0, sizeof perr);
-  int st = tir_parse(out, src, len, shown, &perr);
-  mlc_free(src);
-  if (st == MLC_EPARSE) {
-    mlc_strbuf_t sb;
-    mlc_sb_init(&sb);
-    tir_parse_error_format(&perr, &sb);
-    fprintf(stderr, PROG ": error: %s", mlc_sb_str(&sb));
-    if (sb.len == 0 || sb.data[sb.len - 1] != '\n') fputc('\n', stderr);
-    mlc_sb_free(&sb);
-    return EXIT_USAGE;
-  }
-  if (st != MLC_OK) return fail(EXIT_WORK, "%s: %s", shown, mlc_error_last());
-  for (int i = 0; i < (*out)->nfuncs; i++) {
-    if (tir_verify((*out)->funcs[i], NULL) == MLC_OK) continue;
-    fail(EXIT_USAGE, "%s: %s: %s", shown, (*out)->funcs[i]->name, mlc_error_last());
-    tir_module_free(*out);
-    *out = NULL;
-    return EXIT_USAGE;
-  }
-  return EXIT_OK;
-}
-
-/* --func NAME, else the only function, else "main". */
-static int pick_func(const tir_module_t *m, const char *name, const char *path, tir_func_t **out) {
-  *out = NULL;
-  if (name) *out = tir_module_find(m, name);
-  else if (m->nfuncs == 1) *out = m->funcs[0];
-  else *out = tir_module_find(m, "main");
-  if (*out) return EXIT_OK;
-  mlc_strbuf_t sb;
-  mlc_sb_init(&sb);
-  for (int i = 0; i < m->nfuncs; i++) mlc_sb_printf(&sb, "%s%s", i ? ", " : "", m->funcs[i]->name);
-  if (name) fail(EXIT_USAGE, "%s: no function '%s' (functions: %s)", shown_path(path), name, mlc_sb_str(&sb));
-  else fail(EXIT_USAGE, "%s has %d functions; pick one with --func (%s)", shown_path(path), m->nfuncs, mlc_sb_str(&sb));
-  mlc_sb_free(&sb);
-  return EXIT_USAGE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -260,7 +211,7 @@ static int parse_seed(const char *s, uint64_t *out) {
 static int replay(const apply_opts_t *o, const tir_func_t *f, const sch_trace_t *t, uint64_t seed) {
   sch_t *sch;
   if (sch_create(&sch, f, seed, SCH_ERRORS_RICH) != MLC_OK) return fail(EXIT_WORK, "%s", mlc_error_last());
-  const char *trace_path = shown_path(o->src.json_path ? o->src.json_path : o->src.script_path);
+  const char *trace_path = tir_cli_shown_path(o->src.json_path ? o->src.json_path : o->src.script_path);
   int code = EXIT_OK;
   if (sch_trace_apply(sch, t, !o->no_decisions) != MLC_OK) {
     code = fail(EXIT_WORK, "%s: %s", trace_path, sch_error(sch));
@@ -287,8 +238,8 @@ static int cmd_apply(args_t *a) {
   sch_trace_t *t = NULL;
   tir_module_t *m = NULL;
   tir_func_t *f = NULL;
-  if ((code = load_trace(&o.src, &t)) == EXIT_OK && (code = load_module(o.file, &m)) == EXIT_OK &&
-      (code = pick_func(m, o.func, o.file, &f)) == EXIT_OK)
+  if ((code = load_trace(&o.src, &t)) == EXIT_OK && (code = tir_cli_load_module(PROG, o.file, &m)) == EXIT_OK &&
+      (code = tir_cli_pick_func(PROG, m, o.func, o.file, &f)) == EXIT_OK)
     code = replay(&o, f, t, seed);
   sch_trace_free(t);
   tir_module_free(m);

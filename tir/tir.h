@@ -784,6 +784,26 @@ const tir_workload_desc_t *tir_workload_find(const char *name);
 int tir_workload_build(tir_func_t **out, const char *name, const int64_t *shape, int nshape,
                        tir_dtype_t in_dtype, tir_dtype_t acc_dtype);
 
+/* ------------------------------------------------------------------------ */
+/* Command-line helpers (tir/cli.c)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* What the programs that read TVMScript files share (DESIGN.md, Programs):
+ * errors go to stderr as "PROG: error: FILE:LINE:COL: what" and the return
+ * value is the program's exit status (0 ok, 1 the work failed, 2 bad usage
+ * or bad input). */
+
+/* "<stdin>" for "-", else path (borrowed). */
+const char *tir_cli_shown_path(const char *path);
+/* Reads ("-" = standard input), parses and verifies a TVMScript file; a
+ * parse error is printed with its source line and a caret. On success *out
+ * is the module (tir_module_free); on failure *out is NULL. */
+int tir_cli_load_module(const char *prog, const char *path, tir_module_t **out);
+/* The function `name`, else the only one, else "main"; when none fits the
+ * error lists the module's functions. *out is borrowed from m. */
+int tir_cli_pick_func(const char *prog, const tir_module_t *m, const char *name, const char *path,
+                      tir_func_t **out);
+
 #ifdef __cplusplus
 }
 #endif

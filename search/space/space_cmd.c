@@ -65,8 +65,6 @@ static int fail(int code, const char *fmt, ...) {
   return code;
 }
 
-static const char *shown_path(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
-
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -156,47 +154,6 @@ static int parse_seed(const char *s, uint64_t *out) {
 /* Loading                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Parses and verifies FILE; prints the error itself. */
-static int load_module(const char *path, tir_module_t **out) {
-  char *src = NULL;
-  size_t len = 0;
-  const char *shown = shown_path(path);
-  *out = NULL;
-  if (mlc_read_file(&src, &len, path) != MLC_OK) return fail(EXIT_USAGE, "%s", mlc_error_last());
-  tir_parse_error_t perr;
-  memset(&perr, 0, sizeof perr);
-  int st = tir_parse(out, src, len, shown, &perr);
-  mlc_free(src);
-  if (st == MLC_EPARSE) {
-    mlc_strbuf_t sb;
-    mlc_sb_init(&sb);
-    tir_parse_error_format(&perr, &sb);
-    fprintf(stderr, PROG ": error: %s", mlc_sb_str(&sb));
-    if (sb.len == 0 || sb.data[sb.len - 1] != '\n') fputc('\n', stderr);
-    mlc_sb_free(&sb);
-    return EXIT_USAGE;
-  }
-  if (st != MLC_OK) return fail(EXIT_WORK, "%s: %s", shown, mlc_error_last());
-  for (int i = 0; i < (*out)->nfuncs; i++) {
-    if (tir_verify((*out)->funcs[i], NULL) == MLC_OK) continue;
-    fail(EXIT_USAGE, "%s: %s: %s", shown, (*out)->funcs[i]->name, mlc_error_last());
-    tir_module_free(*out);
-    *out = NULL;
-    return EXIT_USAGE;
-  }
-  return EXIT_OK;
-}
-
-/* --func NAME, else the only function, else "main". */
-static int pick_func(const tir_module_t *m, const char *name, const char *path, tir_func_t **out) {
-  if (name) *out = tir_module_find(m, name);
-  else if (m->nfuncs == 1) *out = m->funcs[0];
-  else *out = tir_module_find(m, "main");
-  if (*out) return EXIT_OK;
-  if (name) return fail(EXIT_USAGE, "%s: no function '%s'", shown_path(path), name);
-  return fail(EXIT_USAGE, "%s has %d functions; pick one with --func", shown_path(path), m->nfuncs);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -266,7 +223,7 @@ static int run(const space_opts_t *o, const tir_func_t *f, const mlc_target_t *t
   }
   ms_space_t space;
   if (ms_space_generate(&space, &ctx, rules, nrules) != MLC_OK)
-    return fail(EXIT_WORK, "%s: %s", shown_path(o->file), mlc_error_last());
+    return fail(EXIT_WORK, "%s: %s", tir_cli_shown_path(o->file), mlc_error_last());
   code = o->json ? print_json(&space, f->name ? f->name : "main", target, seed, rules, nrules) : print_python(&space);
   ms_space_free(&space);
   return code;
@@ -286,7 +243,7 @@ int ms_space_cmd(int argc, char **argv) {
     return fail(EXIT_USAGE, "space: bad --target: %s", mlc_error_last());
   tir_module_t *m = NULL;
   tir_func_t *f = NULL;
-  if ((code = load_module(o.file, &m)) == EXIT_OK && (code = pick_func(m, o.func, o.file, &f)) == EXIT_OK)
+  if ((code = tir_cli_load_module(PROG, o.file, &m)) == EXIT_OK && (code = tir_cli_pick_func(PROG, m, o.func, o.file, &f)) == EXIT_OK)
     code = run(&o, f, &target, seed);
   tir_module_free(m);
   if (fflush(stdout) != 0 || ferror(stdout)) return fail(EXIT_WORK, "writing standard output: %s", strerror(errno));

@@ -252,44 +252,6 @@ static int parse_args(cli_t *c, int argc, char **argv) {
 /* Loading                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const char *shown_path(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
-
-/* Parses and verifies FILE; prints the error itself. */
-static int load_module(const char *path, tir_module_t **out) {
-  char *src = NULL;
-  size_t len = 0;
-  const char *shown = shown_path(path);
-  *out = NULL;
-  if (mlc_read_file(&src, &len, path) != MLC_OK) return fail(EXIT_USAGE, "%s", mlc_error_last());
-  tir_parse_error_t perr;
-  memset(&perr, 0, sizeof perr);
-  int st = tir_parse(out, src, len, shown, &perr);
-  mlc_free(src);
-  if (st == MLC_EPARSE) {
-    mlc_strbuf_t sb;
-    mlc_sb_init(&sb);
-    tir_parse_error_format(&perr, &sb);
-    fprintf(stderr, PROG ": error: %s", mlc_sb_str(&sb));
-    if (sb.len == 0 || sb.data[sb.len - 1] != '\n') fputc('\n', stderr);
-    mlc_sb_free(&sb);
-    return EXIT_USAGE;
-  }
-  if (st != MLC_OK) return fail(EXIT_WORK, "%s: %s", shown, mlc_error_last());
-  for (int i = 0; i < (*out)->nfuncs; i++) {
-    if (tir_verify((*out)->funcs[i], NULL) == MLC_OK) continue;
-    fail(EXIT_USAGE, "%s: %s: %s", shown, (*out)->funcs[i]->name, mlc_error_last());
-    tir_module_free(*out);
-    *out = NULL;
-    return EXIT_USAGE;
-  }
-  if ((*out)->nfuncs == 0) {
-    tir_module_free(*out);
-    *out = NULL;
-    return fail(EXIT_USAGE, "%s: no function to tune", shown);
-  }
-  return EXIT_OK;
-}
-
 /* The functions to tune: all of them, or the one --func names. */
 static int pick_funcs(const tir_module_t *m, const cli_t *c, tir_func_t ***funcs, const char ***names, int *n) {
   *funcs = mlc_calloc((size_t)m->nfuncs, sizeof **funcs);
@@ -305,7 +267,7 @@ static int pick_funcs(const tir_module_t *m, const cli_t *c, tir_func_t ***funcs
   mlc_strbuf_t sb;
   mlc_sb_init(&sb);
   for (int i = 0; i < m->nfuncs; i++) mlc_sb_printf(&sb, "%s%s", i ? ", " : "", m->funcs[i]->name);
-  fail(EXIT_USAGE, "%s: no function '%s' (functions: %s)", shown_path(c->file), c->func, mlc_sb_str(&sb));
+  fail(EXIT_USAGE, "%s: no function '%s' (functions: %s)", tir_cli_shown_path(c->file), c->func, mlc_sb_str(&sb));
   mlc_sb_free(&sb);
   return EXIT_USAGE;
 }
@@ -437,7 +399,11 @@ static int run_cli(cli_t *c) {
   int code = parse_target(c->target, &target);
   if (code != EXIT_OK) return code;
   tir_module_t *m = NULL;
-  if ((code = load_module(c->file, &m)) != EXIT_OK) return code;
+  if ((code = tir_cli_load_module(PROG, c->file, &m)) != EXIT_OK) return code;
+  if (m->nfuncs == 0) {
+    tir_module_free(m);
+    return fail(EXIT_USAGE, "%s: no function to tune", tir_cli_shown_path(c->file));
+  }
   tir_func_t **funcs = NULL;
   const char **names = NULL;
   int n = 0;
