@@ -314,6 +314,10 @@ char *mlc_target_str(const mlc_target_t *t, char *buf, size_t len);
 bool mlc_target_has_feature(const mlc_target_t *t, const char *feature); /* "avx512f" */
 /* The host CPU as an llvm target (name and features detected with cpuid). */
 void mlc_target_host(mlc_target_t *out);
+/* The host CPU's marketing name (the "model name" line of /proc/cpuinfo,
+ * "Intel(R) Xeon(R) Processor"), or "unknown"; always NUL-terminated. For
+ * device descriptions in records. */
+void mlc_cpu_model(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -349,3 +349,23 @@ void mlc_cpu_host(char *mcpu, size_t len, mlc_cpu_features_t *fs) {
 }
 
 #endif
+
+/* The "model name" line of /proc/cpuinfo, or "unknown". */
+void mlc_cpu_model(char *buf, size_t len) {
+  snprintf(buf, len, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    const char *colon = strchr(line, ':');
+    if (!colon) continue;
+    colon++;
+    while (*colon == ' ' || *colon == '\t') colon++;
+    size_t n = strcspn(colon, "\n");
+    if (n == 0) continue;
+    snprintf(buf, len, "%.*s", (int)n, colon);
+    break;
+  }
+  fclose(f);
+}

@@ -23,26 +23,6 @@
 
 #include "workers/worker.h"
 
-/* The "model name" line of /proc/cpuinfo, or "unknown". */
-static void cpu_model(char *buf, size_t len) {
-  snprintf(buf, len, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    const char *colon = strchr(line, ':');
-    if (!colon) continue;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    size_t n = strcspn(colon, "\n");
-    if (n == 0) continue;
-    snprintf(buf, len, "%.*s", (int)n, colon);
-    break;
-  }
-  fclose(f);
-}
-
 /* Same architecture: the triples agree up to the first '-'. */
 static bool same_arch(const char *a, const char *b) {
   size_t n = strcspn(a, "-");
@@ -76,7 +56,7 @@ static int describe(worker_device_t *dev) {
   mlc_target_t host;
   mlc_target_host(&host);
   char cpu[256];
-  cpu_model(cpu, sizeof cpu);
+  mlc_cpu_model(cpu, sizeof cpu);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
                         host.mcpu);

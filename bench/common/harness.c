@@ -283,23 +283,9 @@ void bench_report_rows(const bench_contender_t *cs, int n, const bench_plan_t *p
 /* The machine                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void cpu_model(char *model, size_t len) {
-  snprintf(model, len, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  while (f && fgets(line, sizeof line, f))
-    if (strncmp(line, "model name", 10) == 0) {
-      char *colon = strchr(line, ':');
-      const char *m = colon ? colon + 2 : line;
-      snprintf(model, len, "%.*s", (int)strcspn(m, "\n"), m);
-      break;
-    }
-  if (f) fclose(f);
-}
-
 void bench_print_machine(void) {
   char model[256];
-  cpu_model(model, sizeof model);
+  mlc_cpu_model(model, sizeof model);
   double load[3] = {0};
   if (getloadavg(load, 3) < 0) load[0] = load[1] = load[2] = NAN;
   mlc_target_t host;

@@ -251,32 +251,12 @@ static int local_run(ms_runner_t *self, const ms_job_t *jobs, int n, mlc_measure
 
 static void local_free(ms_runner_t *self) { mlc_free(self); }
 
-/* The "model name" line of /proc/cpuinfo, or "unknown". */
-static void cpu_model(char *buf, size_t len) {
-  snprintf(buf, len, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) != 0) continue;
-    const char *colon = strchr(line, ':');
-    if (!colon) continue;
-    colon++;
-    while (*colon == ' ' || *colon == '\t') colon++;
-    size_t n = strcspn(colon, "\n");
-    if (n == 0) continue;
-    snprintf(buf, len, "%.*s", (int)n, colon);
-    break;
-  }
-  fclose(f);
-}
-
 static int describe_device(local_runner_t *r) {
   mlc_target_t host;
   mlc_target_host(&host);
   snprintf(r->base.device_key, sizeof r->base.device_key, "llvm-%.58s", host.mcpu[0] ? host.mcpu : "generic");
   char cpu[256];
-  cpu_model(cpu, sizeof cpu);
+  mlc_cpu_model(cpu, sizeof cpu);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
                         host.mcpu);
