@@ -224,6 +224,11 @@ int ms_search_next(ms_search_t *s, cm_model_t *model, uint64_t group, int n, ms_
 /* Tells the search what its candidates measured (median seconds, <= 0 for a
  * failure): they join the measured set and the population's elite. */
 int ms_search_report(ms_search_t *s, const ms_candidate_t *c, const double *secs, int n);
+/* The features the search extracted for the candidate with this trace hash
+ * (borrowed: valid until the next ms_search_next or ms_search_free), or NULL
+ * when it has none (a random pick it never scored, or one that did not
+ * lower). Lets the caller update the cost model without lowering again. */
+const cm_features_t *ms_search_features(const ms_search_t *s, uint64_t trace_hash);
 /* One line on why the task stopped, or "" while it runs (borrowed). */
 const char *ms_search_status(const ms_search_t *s);
 

@@ -64,6 +64,13 @@ static int cache_grow(ms_feat_cache_t *c) {
   return MLC_OK;
 }
 
+const cm_features_t *ms_search_features(const ms_search_t *s, uint64_t trace_hash) {
+  const ms_feat_cache_t *cache = s ? &s->cache : NULL;
+  if (!cache || cache->cap == 0) return NULL;
+  const ms_feat_entry_t *e = &cache->slots[cache_slot(cache, trace_hash)];
+  return e->used && e->ok ? &e->feat : NULL;
+}
+
 /* Lowers the candidate for the task's target and extracts its features. */
 static int extract(const ms_search_t *s, const ms_candidate_t *c, cm_features_t *out) {
   tir_func_t *lowered = NULL;

@@ -129,23 +129,38 @@ static int batch_commit(tune_run_t *run, tune_task_t *t, batch_t *b) {
   return MLC_OK;
 }
 
-/* Features of the measured candidates' lowered programs and the model update.
- * A candidate that does not lower (a build failure) teaches nothing here. */
+/* Features of the measured candidates and the model update: the search's own
+ * (it lowered each candidate to score it), else lowered here (a random pick it
+ * never scored). A candidate that does not lower (a build failure) teaches
+ * nothing here. */
 static int batch_learn(tune_run_t *run, tune_task_t *t, cm_model_t *model, const batch_t *b) {
-  cm_features_t *feats = mlc_calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *feats);
-  double *secs = mlc_calloc((size_t)(b->n > 0 ? b->n : 1), sizeof *secs);
+  size_t cap = (size_t)(b->n > 0 ? b->n : 1);
+  cm_features_t *feats = mlc_calloc(cap, sizeof *feats);
+  bool *owned = mlc_calloc(cap, sizeof *owned);
+  double *secs = mlc_calloc(cap, sizeof *secs);
   int m = 0, st = MLC_OK;
-  if (!feats || !secs) st = mlc_error_set(MLC_ENOMEM, "out of memory");
+  if (!feats || !owned || !secs) st = mlc_error_set(MLC_ENOMEM, "out of memory");
   for (int i = 0; st == MLC_OK && i < b->n; i++) {
+    const cm_features_t *cached = ms_search_features(t->search, b->cands[i].trace_hash);
+    if (cached) {
+      feats[m] = *cached; /* borrowed: the model copies what it keeps */
+      secs[m++] = b->secs[i];
+      continue;
+    }
     if (!b->cands[i].sch) continue;
     tir_func_t *low = NULL;
     if (mlc_lower(&low, sch_func(b->cands[i].sch), run->target, NULL) != MLC_OK) continue;
-    if (cm_extract(&feats[m], low, run->target) == MLC_OK) secs[m++] = b->secs[i];
+    if (cm_extract(&feats[m], low, run->target) == MLC_OK) {
+      owned[m] = true;
+      secs[m++] = b->secs[i];
+    }
     tir_func_free(low);
   }
   if (st == MLC_OK && m > 0) st = cm_model_update(model, t->group, feats, secs, m);
-  for (int i = 0; i < m; i++) cm_features_free(&feats[i]);
+  for (int i = 0; i < m; i++)
+    if (owned[i]) cm_features_free(&feats[i]);
   mlc_free(feats);
+  mlc_free(owned);
   mlc_free(secs);
   if (st != MLC_OK) mlc_error_prefix("updating the cost model with %s", t->name);
   return st;
