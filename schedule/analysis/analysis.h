@@ -42,6 +42,13 @@ int sch_check_affine_binding(sch_t *sch, const char *prim, const sch_path_t *blo
  * next loop directly (no siblings). */
 int sch_check_single_child_chain(sch_t *sch, const char *prim, const sch_path_t *path, int from, int to);
 
+/* How the blocks directly under a loop bind its variable (TVM's
+ * GetLoopIterType, without its look at the loop's kind): DATA_PAR (only
+ * spatial iter vars, or none), REDUCE, or OTHER (mixed, scan, opaque).
+ * Blocks nested in those blocks are not looked at. */
+typedef enum { SCH_LOOP_DATA_PAR, SCH_LOOP_REDUCE, SCH_LOOP_OTHER } sch_loop_type_t;
+sch_loop_type_t sch_loop_binding_type(tir_stmt_t *loop);
+
 /* Producers (blocks of the same scope, before this one, that write a buffer
  * this block reads or writes: TVM's RAW and WAW edges) and consumers (after
  * it, reading or writing a buffer it writes), in program order. Arrays in

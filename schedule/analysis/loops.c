@@ -148,3 +148,29 @@ int sch_relax_region(sch_t *sch, const sch_path_t *block_path, int above, const 
   }
   return MLC_OK;
 }
+
+typedef struct {
+  const tir_var_t *var;
+  int n_spatial, n_reduce, n_other;
+} iter_count_t;
+
+static bool count_bindings(tir_visitor_t *v, tir_block_t *b, tir_stmt_t *realize) {
+  iter_count_t *c = v->payload;
+  for (int i = 0; i < b->niter_vars && i < realize->u.realize.n; i++) {
+    if (!tir_expr_uses_var(realize->u.realize.iter_values[i], c->var)) continue;
+    if (b->iter_vars[i].type == TIR_ITER_SPATIAL) c->n_spatial++;
+    else if (b->iter_vars[i].type == TIR_ITER_REDUCE) c->n_reduce++;
+    else c->n_other++;
+  }
+  return false; /* blocks nested deeper belong to that block's scope */
+}
+
+sch_loop_type_t sch_loop_binding_type(tir_stmt_t *loop) {
+  iter_count_t c = {loop->u.loop.var, 0, 0, 0};
+  tir_visitor_t v = {0};
+  v.block = count_bindings;
+  v.payload = &c;
+  tir_visit_stmt(&v, loop->u.loop.body);
+  if (c.n_other || (c.n_spatial && c.n_reduce)) return SCH_LOOP_OTHER;
+  return c.n_reduce ? SCH_LOOP_REDUCE : SCH_LOOP_DATA_PAR;
+}

@@ -301,34 +301,14 @@ static bool can_compute_at(sch_t *sch, sch_rv_t block, const tir_stmt_t *loop) {
   return ok;
 }
 
-/* TVM's GetLoopIterType: how the blocks directly under a loop bind its
- * variable (blocks nested in those blocks are not looked at). */
+/* TVM's GetLoopIterType: how the blocks directly under the loop bind its
+ * variable, and the loop's kind. */
 typedef enum { ITER_DATA_PAR, ITER_REDUCE, ITER_OTHER } loop_iter_type_t;
 
-typedef struct {
-  const tir_var_t *var;
-  int n_spatial, n_reduce, n_other;
-} iter_count_t;
-
-static bool count_block(tir_visitor_t *v, tir_block_t *b, tir_stmt_t *realize) {
-  iter_count_t *c = v->payload;
-  for (int i = 0; i < b->niter_vars && i < realize->u.realize.n; i++) {
-    if (!tir_expr_uses_var(realize->u.realize.iter_values[i], c->var)) continue;
-    if (b->iter_vars[i].type == TIR_ITER_SPATIAL) c->n_spatial++;
-    else if (b->iter_vars[i].type == TIR_ITER_REDUCE) c->n_reduce++;
-    else c->n_other++;
-  }
-  return false; /* not into the block */
-}
-
 static loop_iter_type_t loop_iter_type(tir_stmt_t *loop) {
-  iter_count_t c = {loop->u.loop.var, 0, 0, 0};
-  tir_visitor_t v = {0};
-  v.block = count_block;
-  v.payload = &c;
-  tir_visit_stmt(&v, loop->u.loop.body);
-  if (c.n_other || (c.n_spatial && c.n_reduce)) return ITER_OTHER;
-  if (c.n_reduce) return ITER_REDUCE;
+  sch_loop_type_t t = sch_loop_binding_type(loop);
+  if (t == SCH_LOOP_OTHER) return ITER_OTHER;
+  if (t == SCH_LOOP_REDUCE) return ITER_REDUCE;
   /* Parallel, vectorized and unrolled loops are not plain data-parallel
    * ones for TVM (kParallelized, ...), so nothing is placed under them. */
   if (loop->u.loop.kind != TIR_FOR_SERIAL && loop->u.loop.kind != TIR_FOR_THREAD_BINDING) return ITER_OTHER;

@@ -103,36 +103,6 @@ bool ms_needs_multi_level_tiling(const sch_path_t *path) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Loop iteration types                                                      */
-/* ------------------------------------------------------------------------ */
-
-typedef struct {
-  const tir_var_t *var;
-  int n_spatial, n_reduce, n_other;
-} iter_count_t;
-
-static bool count_bindings(tir_visitor_t *v, tir_block_t *b, tir_stmt_t *realize) {
-  iter_count_t *c = v->payload;
-  for (int i = 0; i < b->niter_vars && i < realize->u.realize.n; i++) {
-    if (!tir_expr_uses_var(realize->u.realize.iter_values[i], c->var)) continue;
-    if (b->iter_vars[i].type == TIR_ITER_SPATIAL) c->n_spatial++;
-    else if (b->iter_vars[i].type == TIR_ITER_REDUCE) c->n_reduce++;
-    else c->n_other++;
-  }
-  return false; /* blocks nested deeper belong to that block's scope */
-}
-
-ms_loop_type_t ms_loop_iter_type(tir_stmt_t *loop) {
-  iter_count_t c = {loop->u.loop.var, 0, 0, 0};
-  tir_visitor_t v = {0};
-  v.block = count_bindings;
-  v.payload = &c;
-  tir_visit_stmt(&v, loop->u.loop.body);
-  if (c.n_other || (c.n_spatial && c.n_reduce)) return MS_LOOP_OTHER;
-  return c.n_reduce ? MS_LOOP_REDUCE : MS_LOOP_DATA_PAR;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Read/write index patterns                                                 */
 /* ------------------------------------------------------------------------ */
 

@@ -20,9 +20,9 @@ static const ms_add_rfactor_params_t cpu_params = {.max_jobs_per_core = 16, .max
 static bool loops_reducible(const sch_path_t *path, tir_stmt_t **loops, int n) {
   bool has_reduce = false;
   for (int i = 0; i < n; i++) {
-    ms_loop_type_t t = ms_loop_iter_type(loops[i]);
-    if (t == MS_LOOP_OTHER) return false;
-    if (t == MS_LOOP_REDUCE) has_reduce = true;
+    sch_loop_type_t t = sch_loop_binding_type(loops[i]);
+    if (t == SCH_LOOP_OTHER) return false;
+    if (t == SCH_LOOP_REDUCE) has_reduce = true;
     tir_stmt_t *next = i + 1 < n ? loops[i + 1] : path->stmts[path->n - 1];
     if (loops[i]->u.loop.body != next) return false;
   }
@@ -36,7 +36,7 @@ static bool loop_lengths(tir_stmt_t **loops, int n, int64_t *space, int64_t *red
   for (int i = 0; i < n; i++) {
     int64_t ext;
     if (!tir_as_int(loops[i]->u.loop.extent, &ext)) return false;
-    if (ms_loop_iter_type(loops[i]) == MS_LOOP_REDUCE) *reduce *= ext;
+    if (sch_loop_binding_type(loops[i]) == SCH_LOOP_REDUCE) *reduce *= ext;
     else *space *= ext;
   }
   return true;
@@ -69,7 +69,7 @@ static int reorder_and_fuse(sch_t *sch, sch_rv_t block, sch_rv_t *fused, int *ns
     for (int i = 0; i < n && i < SCH_MAX_DEPTH; i++) {
       tir_stmt_t *loop;
       if ((rc = sch_get_loop_node(sch, loops[i], &loop)) != MLC_OK) return rc;
-      bool is_reduce = ms_loop_iter_type(loop) == MS_LOOP_REDUCE;
+      bool is_reduce = sch_loop_binding_type(loop) == SCH_LOOP_REDUCE;
       if (is_reduce != (pass == 1)) continue;
       if (is_reduce) reduce[nreduce++] = loops[i];
       order[norder++] = loops[i];

@@ -295,9 +295,9 @@ static int tile_nest(sch_t *sch, const mlt_intrin_params_t *p, tile_t *t) {
   for (int i = 0; i < n; i++) {
     tir_stmt_t *node;
     if (sch_get_loop_node(sch, loops[i], &node) != MLC_OK) return MLC_ESCHEDULE;
-    ms_loop_type_t type = ms_loop_iter_type(node);
-    if (type == MS_LOOP_OTHER) return MLC_ESCHEDULE;
-    bool spatial = type == MS_LOOP_DATA_PAR;
+    sch_loop_type_t type = sch_loop_binding_type(node);
+    if (type == SCH_LOOP_OTHER) return MLC_ESCHEDULE;
+    bool spatial = type == SCH_LOOP_DATA_PAR;
     int rc = tile_loop(sch, p, t, loops[i], spatial ? sidx : ridx, spatial ? ns : nr);
     if (rc != MLC_OK) return rc;
   }

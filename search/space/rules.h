@@ -152,11 +152,6 @@ bool ms_is_trivial_binding(const sch_path_t *path);
  * other than 1. */
 bool ms_needs_multi_level_tiling(const sch_path_t *path);
 
-/* How the blocks directly under a loop bind its variable (GetLoopIterType):
- * DATA_PAR (only spatial iter vars, or none), REDUCE, or OTHER (mixed, scan,
- * opaque). */
-typedef enum { MS_LOOP_DATA_PAR, MS_LOOP_REDUCE, MS_LOOP_OTHER } ms_loop_type_t;
-ms_loop_type_t ms_loop_iter_type(tir_stmt_t *loop);
 
 /* TVM's AnalyzeReadWritePattern of one read region against the write
  * region: every write index must be a plain block var and every read index a

@@ -472,8 +472,8 @@ static void analyses_decide_like_tvm(void **state) {
   tir_stmt_t *loops[8];
   assert_true(ms_find_block(sch, "T_matmul_NT", &path));
   assert_int_equal(ms_block_loops(&path, loops, 8), 3);
-  assert_int_equal(ms_loop_iter_type(loops[0]), MS_LOOP_DATA_PAR);
-  assert_int_equal(ms_loop_iter_type(loops[2]), MS_LOOP_REDUCE);
+  assert_int_equal(sch_loop_binding_type(loops[0]), SCH_LOOP_DATA_PAR);
+  assert_int_equal(sch_loop_binding_type(loops[2]), SCH_LOOP_REDUCE);
   /* After a split the binding is no longer the loop variables. */
   sch_rv_t b;
   const sch_rv_t *ls, *split;
