@@ -13,6 +13,7 @@
  * subtree printed as TVMScript, for people.
  */
 #include "schedule/state.h"
+#include "schedule/trace/trace_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -48,23 +49,12 @@ uint32_t sch_new_uid(sch_t *sch) { return sch->next_uid++; }
 /* Lifetime                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static sch_trace_t *trace_new(void) {
-  sch_trace_t *t = mlc_calloc(1, sizeof(*t));
-  if (!t) return NULL;
-  t->arena = mlc_arena_new();
-  if (!t->arena) {
-    mlc_free(t);
-    return NULL;
-  }
-  return t;
-}
-
 int sch_create(sch_t **out, const tir_func_t *func, uint64_t seed, sch_error_mode_t mode) {
   *out = NULL;
   sch_t *sch = mlc_calloc(1, sizeof(*sch));
   if (!sch) return mlc_error_set(MLC_ENOMEM, "sch_create: out of memory");
   sch->func = tir_func_clone(func);
-  sch->trace = trace_new();
+  sch->trace = sch_trace_new();
   if (!sch->func || !sch->trace) {
     sch_free(sch);
     return mlc_error_set(MLC_ENOMEM, "sch_create: out of memory");

@@ -10,7 +10,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "workers/measure_wire.h"
 
@@ -156,4 +158,23 @@ int mlc_device_key(char *buf, size_t len, const mlc_target_t *target) {
   }
   if (n < 0 || (size_t)n >= len) return mlc_error_set(MLC_ERANGE, "device key: longer than %zu bytes", len - 1);
   return MLC_OK;
+}
+
+int mlc_host_device_json(char *buf, size_t len) {
+  if (!buf || len == 0) return mlc_error_set(MLC_EINVAL, "device description: NULL argument");
+  mlc_target_t host;
+  mlc_target_host(&host);
+  char cpu[256];
+  mlc_cpu_model(cpu, sizeof cpu);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
+                        host.mcpu);
+  char *text = o ? mlc_json_dumps(o) : NULL;
+  json_decref(o);
+  if (!text) return mlc_error_set(MLC_ENOMEM, "device description: out of memory");
+  int st = MLC_OK;
+  if (strlen(text) >= len) st = mlc_error_set(MLC_ERANGE, "device description longer than %zu bytes", len - 1);
+  else snprintf(buf, len, "%s", text);
+  free(text);
+  return st;
 }

@@ -41,6 +41,11 @@ int mlc_measure_options_from_json(mlc_measure_options_t *out, const json_t *json
  * when it does not fit. */
 int mlc_device_key(char *buf, size_t len, const mlc_target_t *target);
 
+/* The host CPU's properties for records, as a JSON object text:
+ * {"cores":N,"cpu":"<model name>","mcpu":"<LLVM CPU name>"}. Written into buf
+ * (NUL-terminated); MLC_ERANGE when it does not fit, MLC_ENOMEM. */
+int mlc_host_device_json(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,22 +53,8 @@ static int cpu_accepts(const worker_device_t *dev, const mlc_target_t *target) {
 }
 
 static int describe(worker_device_t *dev) {
-  mlc_target_t host;
-  mlc_target_host(&host);
-  char cpu[256];
-  mlc_cpu_model(cpu, sizeof cpu);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
-                        host.mcpu);
-  char *text = o ? mlc_json_dumps(o) : NULL;
-  json_decref(o);
-  if (!text) return mlc_error_set(MLC_ENOMEM, "cpu device: out of memory");
-  int st = MLC_OK;
-  if (strlen(text) >= sizeof dev->device_json)
-    st = mlc_error_set(MLC_ERANGE, "cpu device: description longer than %zu bytes", sizeof dev->device_json - 1);
-  else
-    snprintf(dev->device_json, sizeof dev->device_json, "%s", text);
-  free(text);
+  int st = mlc_host_device_json(dev->device_json, sizeof dev->device_json);
+  if (st != MLC_OK) mlc_error_prefix("cpu device");
   return st;
 }
 

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "search/tune/tune_internal.h"
+#include "workers/measure_wire.h"
 
 /* More processes than this would only queue behind the CPU. */
 #define MAX_WORKERS 256
@@ -254,21 +255,9 @@ static void local_free(ms_runner_t *self) { mlc_free(self); }
 static int describe_device(local_runner_t *r) {
   mlc_target_t host;
   mlc_target_host(&host);
-  snprintf(r->base.device_key, sizeof r->base.device_key, "llvm-%.58s", host.mcpu[0] ? host.mcpu : "generic");
-  char cpu[256];
-  mlc_cpu_model(cpu, sizeof cpu);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
-                        host.mcpu);
-  char *text = o ? mlc_json_dumps(o) : NULL;
-  json_decref(o);
-  if (!text) return mlc_error_set(MLC_ENOMEM, "runner: out of memory describing the device");
-  int st = MLC_OK;
-  if (strlen(text) >= sizeof r->base.device_json)
-    st = mlc_error_set(MLC_ERANGE, "runner: device description longer than %zu bytes", sizeof r->base.device_json - 1);
-  else
-    snprintf(r->base.device_json, sizeof r->base.device_json, "%s", text);
-  free(text);
+  int st = mlc_device_key(r->base.device_key, sizeof r->base.device_key, &host);
+  if (st == MLC_OK) st = mlc_host_device_json(r->base.device_json, sizeof r->base.device_json);
+  if (st != MLC_OK) mlc_error_prefix("runner");
   char host_name[64] = "localhost";
   if (gethostname(host_name, sizeof host_name) != 0) snprintf(host_name, sizeof host_name, "localhost");
   host_name[sizeof host_name - 1] = '\0';
