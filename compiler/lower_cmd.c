@@ -53,36 +53,11 @@ typedef struct {
   const char *file, *json_path, *script_path, *func, *dump_after, *target;
 } lower_opts_t;
 
-static int fail(int code, const char *fmt, ...) MLC_PRINTF(2, 3);
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+#define fail(code, ...) mlc_cli_fail(PROG, code, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
-
-/* "--name value" or "--name=value" at argv[*i]: true when it matched; *value
- * NULL when the value is missing. */
-static bool opt_value(int argc, char **argv, int *i, const char *name, const char **value) {
-  const char *arg = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0) return false;
-  if (arg[n] == '=') {
-    *value = arg + n + 1;
-  } else if (arg[n] == '\0') {
-    *value = *i + 1 < argc ? argv[++*i] : NULL;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 static int parse_args(int argc, char **argv, lower_opts_t *o, bool *helped) {
   static const char *const names[] = {"--trace", "--script", "--func", "--dump-after", "--target"};
@@ -100,7 +75,7 @@ static int parse_args(int argc, char **argv, lower_opts_t *o, bool *helped) {
       continue;
     }
     size_t k = 0;
-    while (!positional_only && k < sizeof names / sizeof names[0] && !opt_value(argc, argv, &i, names[k], &value)) k++;
+    while (!positional_only && k < sizeof names / sizeof names[0] && !mlc_cli_opt_value(argc, argv, &i, names[k], &value)) k++;
     if (!positional_only && k < sizeof names / sizeof names[0]) {
       if (!value) return fail(EXIT_USAGE, "lower: option %s needs a value", names[k]);
       if (*slots[k]) return fail(EXIT_USAGE, "lower: option %s given twice", names[k]);

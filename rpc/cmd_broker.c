@@ -64,17 +64,7 @@ static const char keygen_help[] =
     "\n"
     "Exit status: 0 ok, 1 the key exists or cannot be written, 2 bad usage.\n";
 
-static int fail(int code, const char *fmt, ...) MLC_PRINTF(2, 3);
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fflush(stdout);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+#define fail(code, ...) mlc_cli_fail(PROG, code, __VA_ARGS__)
 
 static int exit_for(int st) {
   return st == MLC_EINVAL || st == MLC_EPARSE || st == MLC_ENOTFOUND ? EXIT_USAGE : EXIT_WORK;

@@ -208,6 +208,15 @@ typedef enum { MLC_LOG_DEBUG, MLC_LOG_INFO, MLC_LOG_WARN, MLC_LOG_ERROR, MLC_LOG
 /* Program name used as the prefix ("mlc-tir: warning: ..."). Not copied. */
 void mlc_log_set_program(const char *name);
 const char *mlc_log_program(void);
+
+/* Command-line helpers for the programs (DESIGN.md, Programs; support/cli.c).
+ * mlc_cli_fail prints "PROG: error: <message>" on stderr (after flushing
+ * stdout, so the two stay in order) and returns code, the exit status.
+ * mlc_cli_opt_value matches "--name value" or "--name=value" at argv[*i]:
+ * true when it matched (advancing *i past a separate value), *value NULL
+ * when the value is missing. */
+int mlc_cli_fail(const char *prog, int code, const char *fmt, ...) MLC_PRINTF(3, 4);
+bool mlc_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 void mlc_log_set_level(mlc_log_level_t level); /* default INFO; env MLC_LOG=debug|info|warn|error|off */
 mlc_log_level_t mlc_log_level(void);
 /* Writes "<program>: <level>: <message>\n" to stderr (or the sink) if enabled. */

@@ -5,22 +5,11 @@
  */
 #include "tir/tir.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 enum { CLI_OK = 0, CLI_WORK = 1, CLI_USAGE = 2 };
 
-static int cli_fail(const char *prog, int code, const char *fmt, ...) MLC_PRINTF(3, 4);
-static int cli_fail(const char *prog, int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "%s: error: ", prog);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
 
 const char *tir_cli_shown_path(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
@@ -29,7 +18,7 @@ int tir_cli_load_module(const char *prog, const char *path, tir_module_t **out) 
   size_t len = 0;
   const char *shown = tir_cli_shown_path(path);
   *out = NULL;
-  if (mlc_read_file(&src, &len, path) != MLC_OK) return cli_fail(prog, CLI_USAGE, "%s", mlc_error_last());
+  if (mlc_read_file(&src, &len, path) != MLC_OK) return mlc_cli_fail(prog, CLI_USAGE, "%s", mlc_error_last());
   tir_parse_error_t perr;
   memset(&perr, 0, sizeof perr);
   int st = tir_parse(out, src, len, shown, &perr);
@@ -43,10 +32,10 @@ int tir_cli_load_module(const char *prog, const char *path, tir_module_t **out) 
     mlc_sb_free(&sb);
     return CLI_USAGE;
   }
-  if (st != MLC_OK) return cli_fail(prog, CLI_WORK, "%s: %s", shown, mlc_error_last());
+  if (st != MLC_OK) return mlc_cli_fail(prog, CLI_WORK, "%s: %s", shown, mlc_error_last());
   for (int i = 0; i < (*out)->nfuncs; i++) {
     if (tir_verify((*out)->funcs[i], NULL) == MLC_OK) continue;
-    cli_fail(prog, CLI_USAGE, "%s: %s: %s", shown, (*out)->funcs[i]->name, mlc_error_last());
+    mlc_cli_fail(prog, CLI_USAGE, "%s: %s: %s", shown, (*out)->funcs[i]->name, mlc_error_last());
     tir_module_free(*out);
     *out = NULL;
     return CLI_USAGE;
@@ -65,8 +54,8 @@ int tir_cli_pick_func(const char *prog, const tir_module_t *m, const char *name,
   mlc_sb_init(&sb);
   for (int i = 0; i < m->nfuncs; i++) mlc_sb_printf(&sb, "%s%s", i ? ", " : "", m->funcs[i]->name);
   const char *shown = tir_cli_shown_path(path);
-  if (name) cli_fail(prog, CLI_USAGE, "%s: no function '%s' (functions: %s)", shown, name, mlc_sb_str(&sb));
-  else cli_fail(prog, CLI_USAGE, "%s has %d functions; pick one with --func (%s)", shown, m->nfuncs, mlc_sb_str(&sb));
+  if (name) mlc_cli_fail(prog, CLI_USAGE, "%s: no function '%s' (functions: %s)", shown, name, mlc_sb_str(&sb));
+  else mlc_cli_fail(prog, CLI_USAGE, "%s has %d functions; pick one with --func (%s)", shown, m->nfuncs, mlc_sb_str(&sb));
   mlc_sb_free(&sb);
   return CLI_USAGE;
 }

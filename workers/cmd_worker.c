@@ -35,17 +35,7 @@
 
 enum { EXIT_OK = MLC_WORKER_EXIT_OK, EXIT_WORK = MLC_WORKER_EXIT_WORK, EXIT_USAGE = MLC_WORKER_EXIT_USAGE };
 
-static int fail(int code, const char *fmt, ...) MLC_PRINTF(2, 3);
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fflush(stdout);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+#define fail(code, ...) mlc_cli_fail(PROG, code, __VA_ARGS__)
 
 static const char help[] =
     "usage: " PROG " --broker ENDPOINT [options]\n"

@@ -54,36 +54,11 @@ typedef struct {
   bool json;
 } space_opts_t;
 
-static int fail(int code, const char *fmt, ...) MLC_PRINTF(2, 3);
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+#define fail(code, ...) mlc_cli_fail(PROG, code, __VA_ARGS__)
 
 /* ------------------------------------------------------------------------ */
 /* Arguments                                                                 */
 /* ------------------------------------------------------------------------ */
-
-/* "--name value" or "--name=value" at argv[*i]: true when it matched; *value
- * NULL when the value is missing. */
-static bool opt_value(int argc, char **argv, int *i, const char *name, const char **value) {
-  const char *arg = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0) return false;
-  if (arg[n] == '=') {
-    *value = arg + n + 1;
-  } else if (arg[n] == '\0') {
-    *value = *i + 1 < argc ? argv[++*i] : NULL;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 /* Parses the options; *helped when --help was printed. */
 static int parse_args(int argc, char **argv, space_opts_t *o, bool *helped) {
@@ -99,7 +74,7 @@ static int parse_args(int argc, char **argv, space_opts_t *o, bool *helped) {
     const char **slots[] = {&o->target, &o->rules, &o->func, &o->seed};
     bool matched = false;
     for (int k = 0; k < 4 && !positional_only && !matched; k++) {
-      if (!opt_value(argc, argv, &i, names[k], slots[k])) continue;
+      if (!mlc_cli_opt_value(argc, argv, &i, names[k], slots[k])) continue;
       if (!*slots[k]) return fail(EXIT_USAGE, "space: option %s needs a value", names[k]);
       matched = true;
     }

@@ -42,17 +42,7 @@ enum {
   EXIT_INTERRUPTED = MLC_TUNE_EXIT_INTERRUPTED
 };
 
-static int fail(int code, const char *fmt, ...) MLC_PRINTF(2, 3);
-static int fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fflush(stdout);
-  fprintf(stderr, PROG ": error: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+#define fail(code, ...) mlc_cli_fail(PROG, code, __VA_ARGS__)
 
 static const char help[] =
     "usage: " PROG " FILE --target T --trials N [options]\n"
