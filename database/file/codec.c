@@ -61,25 +61,13 @@ static void put_hex(mlc_strbuf_t *sb, uint64_t v) {
   mlc_sb_putc(sb, '"');
 }
 
-/* A form of v that reads back as the same double: %.15g when that is exact
- * (short for values a person typed), else %.17g (always exact). This runs
- * for every time of every record, so the 15-digit form is only tried when
- * it can work: a 15-digit decimal that reads back as v lies within half an
- * ulp of v, so v's 17-digit mantissa ends in 00..11 or 89..99. */
+/* A form of v that reads back as the same double (real.c), kept a real
+ * for readers ("3.0", not "3"). */
 static void put_real(mlc_strbuf_t *sb, double v) {
-  char buf[40];
-  int n = snprintf(buf, sizeof buf, "%.17g", v);
-  const char *e = memchr(buf, 'e', (size_t)n);
-  const char *end = e ? e : buf + n; /* the mantissa's last digit is end[-1] */
-  bool two = end - buf >= 2 && end[-1] >= '0' && end[-1] <= '9' && end[-2] >= '0' && end[-2] <= '9';
-  int last2 = two ? (end[-2] - '0') * 10 + (end[-1] - '0') : 0;
-  if (!two || last2 <= 11 || last2 >= 89) {
-    char short_form[40];
-    snprintf(short_form, sizeof short_form, "%.15g", v);
-    if (strtod(short_form, NULL) == v) memcpy(buf, short_form, sizeof buf);
-  }
+  char buf[FCODEC_REAL_MAX];
+  fcodec_real(buf, v);
   mlc_sb_append(sb, buf);
-  if (!strpbrk(buf, ".eEn")) mlc_sb_append(sb, ".0"); /* stays a real for readers */
+  if (!strpbrk(buf, ".eEn")) mlc_sb_append(sb, ".0");
 }
 
 /* Embeds a JSON text after checking it is one. A newline can only be

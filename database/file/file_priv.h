@@ -166,6 +166,12 @@ void fcodec_time_str(int64_t us, char buf[FCODEC_TIME_MAX]);
 int fcodec_time_parse(const char *s, size_t len, int64_t *us);
 /* Exactly 16 lower-case hex digits into *v (MLC_EPARSE otherwise). */
 int fcodec_hex_parse(const char *s, size_t len, uint64_t *v);
+/* A double as the shortest of "%.15g" and "%.17g" that reads back as the
+ * same value (real.c: exact digits without snprintf on the fast path).
+ * fcodec_real_reference is the snprintf form, for tests. */
+enum { FCODEC_REAL_MAX = 40 };
+void fcodec_real(char buf[FCODEC_REAL_MAX], double v);
+void fcodec_real_reference(char buf[FCODEC_REAL_MAX], double v);
 /* Unix time now in microseconds. */
 int64_t fcodec_now_us(void);
 
