@@ -15,6 +15,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "database/database.h"
+#include "schedule/schedule.h"
 #include "tir/tir.h"
 
 #ifdef __cplusplus
@@ -154,6 +156,88 @@ typedef int32_t (*mlc_packed_fn_t)(DLTensor *args, int32_t num_args);
  * thread pool that runs parallel loops (pthreads, sized from -num-cores,
  * threads kept alive between calls). */
 const char *mlc_last_error(void);
+
+
+/* ------------------------------------------------------------------------ */
+/* Compiling a module with the database (mlc-compile)                       */
+/* ------------------------------------------------------------------------ */
+
+/* The default schedule of a function nobody tuned (DESIGN.md, Compiler and
+ * ABI): per block, in program order, for a CPU (llvm) target:
+ *   - matmul-like blocks (one or more reduction iterators under at least two
+ *     spatial loops): the two innermost spatial loops are tiled (a register
+ *     tile whose inner column extent is a multiple of the vector width when
+ *     the extent allows), the reduction loop placed between the tile loops
+ *     and the tile, the innermost spatial loop vectorized;
+ *   - every other block: the innermost spatial loop vectorized when its
+ *     extent is a constant multiple of the vector width (split otherwise);
+ *   - the outer spatial loops of every root-level loop nest fused and
+ *     parallelized when the nest has enough iterations (at least the
+ *     target's cores).
+ * A step that does not apply is skipped (the schedule stays valid and means
+ * what the function means); the result always lowers and builds. `sch` is a
+ * fresh schedule of the function (sch_create); primitives are recorded in
+ * its trace as usual. MLC_OK, or MLC_EUNSUPPORTED for a non-llvm target
+ * (GPU defaults come with the GPU step) and MLC_ENOMEM. */
+int mlc_default_schedule(sch_t *sch, const mlc_target_t *target);
+
+/* What the compiler did with one function of the module. */
+typedef enum {
+  MLC_COMPILE_TUNED,        /* a database record's trace was applied */
+  MLC_COMPILE_DEFAULT,      /* default schedule: no usable record */
+} mlc_compile_how_t;
+
+typedef struct {
+  const char *name;         /* the function's name (its exported symbol) */
+  char key[17];             /* its workload key, 16 hex digits */
+  mlc_compile_how_t how;
+  /* MLC_COMPILE_TUNED: the record used (strings in the result's arena). */
+  char record_id[17];
+  double median_secs;       /* the record's median run time */
+  int trace_len;            /* instructions in its trace */
+  int64_t created_at_us;    /* when it was measured */
+  const char *device_key;   /* on which device ("llvm-sapphirerapids") */
+  const char *worker_id;
+  /* MLC_COMPILE_DEFAULT: why (never NULL): "no record for this target",
+   * "no database", "record 1a2b... not applied: its stored workload differs
+   * structurally (...)", "record ... not applied: its trace does not
+   * replay (...)". */
+  const char *why_default;
+} mlc_compile_func_t;
+
+typedef struct {
+  db_t *db;                 /* NULL: compile with default schedules only */
+  bool require_tuned;       /* a function without a usable record is an error */
+  const mlc_lower_options_t *lower; /* may be NULL */
+} mlc_compile_options_t;
+
+typedef struct {
+  mlc_arena_t *arena;       /* owns funcs and their strings */
+  int nfuncs;               /* in module order */
+  mlc_compile_func_t *funcs;
+  mlc_module_t *module;     /* the built module (one exported function per
+                               PrimFunc, named after it); NULL on failure */
+} mlc_compile_result_t;
+void mlc_compile_result_free(mlc_compile_result_t *r); /* zeroes it; NULL fine */
+
+/* Compiles every PrimFunc of m for target (DESIGN.md, Compiler and ABI): for
+ * each, looks up db_best(key, canonical target); when a record exists,
+ * loads the record's own stored workload (db_workload), confirms it is
+ * structurally equal to the function (tir_func_equal) and replays the
+ * record's trace on that stored workload with its decisions (as the worker
+ * that measured it did), the result named after the module's function;
+ * otherwise, or when that fails, the default schedule. Then lowers all and
+ * generates one module. Records of other targets are never used (the query
+ * is by canonical target). Each function is also logged: a warning per
+ * function compiled with the default schedule (name, key, why).
+ * On MLC_OK *out is complete. Errors (mlc_error_last says which function):
+ * MLC_ENOTFOUND with the list of untuned functions and their keys when
+ * opts->require_tuned and some function has no usable record (out->funcs
+ * still describes every function; out->module is NULL); MLC_EIO when the
+ * database cannot be read; the status of lowering or code generation
+ * otherwise. Free *out with mlc_compile_result_free in every case. */
+int mlc_compile_module(mlc_compile_result_t *out, const tir_module_t *m, const mlc_target_t *target,
+                       const mlc_compile_options_t *opts);
 
 #ifdef __cplusplus
 }
