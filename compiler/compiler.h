@@ -163,22 +163,35 @@ const char *mlc_last_error(void);
 /* ------------------------------------------------------------------------ */
 
 /* The default schedule of a function nobody tuned (DESIGN.md, Compiler and
- * ABI): per block, in program order, for a CPU (llvm) target:
- *   - matmul-like blocks (one or more reduction iterators under at least two
+ * ABI), for a CPU (llvm) target. Every block heading a root-level loop
+ * nest of its own (a perfect chain of loops down to the block), in program
+ * order:
+ *   - matmul-like blocks (one or more reduction loops and at least two
  *     spatial loops): the two innermost spatial loops are tiled (a register
- *     tile whose inner column extent is a multiple of the vector width when
- *     the extent allows), the reduction loop placed between the tile loops
- *     and the tile, the innermost spatial loop vectorized;
- *   - every other block: the innermost spatial loop vectorized when its
- *     extent is a constant multiple of the vector width (split otherwise);
- *   - the outer spatial loops of every root-level loop nest fused and
- *     parallelized when the nest has enough iterations (at least the
- *     target's cores).
- * A step that does not apply is skipped (the schedule stays valid and means
- * what the function means); the result always lowers and builds. `sch` is a
- * fresh schedule of the function (sch_create); primitives are recorded in
- * its trace as usual. MLC_OK, or MLC_EUNSUPPORTED for a non-llvm target
- * (GPU defaults come with the GPU step) and MLC_ENOMEM. */
+ *     tile of 4 or 2 rows, unrolled, by a vector length of columns), the
+ *     reduction loops placed between the outer loops and the tile (the
+ *     order of each sum's terms is unchanged), the column loop vectorized;
+ *   - element-wise blocks (spatial loops only): the innermost loop split by
+ *     a vector length and the inner part vectorized;
+ *   - other reductions (one spatial loop: row sums, matrix-vector) keep
+ *     their loop order, with no vector loop (lanes across rows would be
+ *     gathers, lanes across the reduction would reorder the sum);
+ *   - the leading spatial loops of the nest (above the reduction and the
+ *     tile) fused and parallelized when they have at least as many
+ *     iterations as the target has cores (and it has two or more);
+ *   - a reduction's init split off at its first reduction loop
+ *     (decompose_reduction), its innermost loop vectorized.
+ * A vector length is the target's SIMD lanes for the block's output dtype
+ * (16 float32 lanes with AVX-512, 8 with AVX2), or half or a quarter of it
+ * (at least 4), the first that divides the loop's extent; a loop none
+ * divides is not vectorized. Blocks in other places (nested in blocks,
+ * sharing loops with other blocks) and loops with non-constant extents are
+ * left as written. A step that does not apply is skipped (a debug log line
+ * says why; the schedule stays valid and means what the function means);
+ * the result always lowers and builds. `sch` is a fresh schedule of the
+ * function (sch_create); primitives are recorded in its trace as usual.
+ * MLC_OK, or MLC_EINVAL for a NULL argument, MLC_EUNSUPPORTED for a
+ * non-llvm target (GPU defaults come with the GPU step), MLC_ENOMEM. */
 int mlc_default_schedule(sch_t *sch, const mlc_target_t *target);
 
 /* What the compiler did with one function of the module. */
@@ -198,17 +211,26 @@ typedef struct {
   int64_t created_at_us;    /* when it was measured */
   const char *device_key;   /* on which device ("llvm-sapphirerapids") */
   const char *worker_id;
-  /* MLC_COMPILE_DEFAULT: why (never NULL): "no record for this target",
-   * "no database", "record 1a2b... not applied: its stored workload differs
-   * structurally (...)", "record ... not applied: its trace does not
-   * replay (...)". */
+  /* MLC_COMPILE_DEFAULT: why (never NULL): "no database", "no record for
+   * this target" (with what the database has instead, if anything: "(only
+   * 3 failed trials; records for other targets: llvm -mcpu=...)"),
+   * "record 1a2b... not applied: its stored workload differs structurally
+   * (...)", "record ... not applied: its trace does not replay (...)",
+   * "record ... not applied: it does not lower (...)". */
   const char *why_default;
+  /* The function as compiled: scheduled (the record's trace replayed, or
+   * the default schedule), not yet lowered, named after the module's
+   * function. Owned by the result; NULL when compilation stopped before
+   * this function was scheduled. */
+  tir_func_t *scheduled;
 } mlc_compile_func_t;
 
 typedef struct {
   db_t *db;                 /* NULL: compile with default schedules only */
   bool require_tuned;       /* a function without a usable record is an error */
   const mlc_lower_options_t *lower; /* may be NULL */
+  bool quiet;               /* no warning per default-scheduled function (for
+                               callers that report out->funcs themselves) */
 } mlc_compile_options_t;
 
 typedef struct {
@@ -226,16 +248,21 @@ void mlc_compile_result_free(mlc_compile_result_t *r); /* zeroes it; NULL fine *
  * structurally equal to the function (tir_func_equal) and replays the
  * record's trace on that stored workload with its decisions (as the worker
  * that measured it did), the result named after the module's function;
- * otherwise, or when that fails, the default schedule. Then lowers all and
- * generates one module. Records of other targets are never used (the query
- * is by canonical target). Each function is also logged: a warning per
- * function compiled with the default schedule (name, key, why).
+ * otherwise, or when that fails, the default schedule. Then lowers each
+ * (a replayed function that does not lower with this compiler falls back
+ * to the default schedule too) and generates one module, exactly as
+ * mlc_build would. Records of other targets are never used (the query is
+ * by canonical target). Unless opts->quiet, each function compiled with
+ * the default schedule is logged as a warning (name, key, why). opts may
+ * be NULL (no database).
  * On MLC_OK *out is complete. Errors (mlc_error_last says which function):
- * MLC_ENOTFOUND with the list of untuned functions and their keys when
- * opts->require_tuned and some function has no usable record (out->funcs
- * still describes every function; out->module is NULL); MLC_EIO when the
- * database cannot be read; the status of lowering or code generation
- * otherwise. Free *out with mlc_compile_result_free in every case. */
+ * MLC_ENOTFOUND with the list of untuned functions ("name (key): why",
+ * separated by "; ") when opts->require_tuned and some function has no
+ * usable record (out->funcs still describes every function; out->module is
+ * NULL); MLC_EIO when the database cannot be read; the status of lowering
+ * or code generation otherwise; MLC_EINVAL for NULL arguments. After an
+ * error other than MLC_ENOTFOUND, out->nfuncs counts the functions handled
+ * before it. Free *out with mlc_compile_result_free in every case. */
 int mlc_compile_module(mlc_compile_result_t *out, const tir_module_t *m, const mlc_target_t *target,
                        const mlc_compile_options_t *opts);
 
