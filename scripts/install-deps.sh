@@ -12,6 +12,7 @@ packages=(
   python3 python3-numpy         # checks of .npy outputs in the CLI tests
   llvm-dev                      # code generation (LLVM 14, Debian 12's default)
   libopenblas-dev               # the peer in bench/ (sgemm)
+  libdnnl-dev                   # the peer in bench/ for convolution, softmax, layernorm (oneDNN)
   libpq-dev postgresql          # the PostgreSQL backend; tests start a throwaway cluster
   libxgboost-dev                # the cost model (XGBoost's C API)
   libzmq3-dev                   # the tuning farm's transport (ZeroMQ)
