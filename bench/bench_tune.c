@@ -303,7 +303,7 @@ static void print_curves(const run_t *runs, int n, const opts_t *o, double flop)
              task && task->status[0] ? task->status : stop_requested ? "Ctrl-C" : "");
     printf("  %s: %d trials, %d failed", runs[i].label, runs[i].rec.n, runs[i].rec.nfailed);
     if (runs[i].rec.default_secs > 0)
-      printf("; the untuned default schedule (measured first, not a trial): %.1f GFLOP/s",
+      printf("; the default schedule (measured first, not a trial): %.1f GFLOP/s",
              flop * 1e-9 / runs[i].rec.default_secs);
     printf("\n");
   }

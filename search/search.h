@@ -307,7 +307,7 @@ typedef struct {
   int trials;                 /* measured in this run */
   int trials_before;          /* in the database before it */
   double best_secs;           /* median, 0 when nothing measured well */
-  double default_secs;        /* the untuned default schedule's, 0 if unmeasured */
+  double default_secs;        /* the default schedule's (ms_default_trace), 0 if unmeasured */
   double flop;                /* floating-point operations of one call */
   char status[160];           /* why it stopped early, or "" */
 } ms_task_report_t;
@@ -325,6 +325,15 @@ void ms_tune_result_free(ms_tune_result_t *r);
  * Returns MLC_OK when it ran (tasks that gave up say why in their status). */
 int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
             const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts);
+
+/* The default schedule ms_tune measures first for each task and stores as
+ * a record (not a trial), the baseline of its speedup: mlc_default_schedule
+ * (what mlc-compile builds without a record), made on a copy of f named
+ * "main" so every function of one workload has the same trace; the empty
+ * trace (the program as written) for a target without a default schedule.
+ * *trace (sch_trace_free) and *json, its canonical JSON text (mlc_free; may
+ * be NULL when not wanted). MLC_ENOMEM, or mlc_default_schedule's error. */
+int ms_default_trace(sch_trace_t **trace, char **json, const tir_func_t *f, const mlc_target_t *target);
 
 /* Floating-point operations of one call of f (multiply-adds count 2), for
  * GFLOP/s. */

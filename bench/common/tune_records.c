@@ -11,6 +11,7 @@
 #include "bench/common/kernel.h"
 #include "compiler/compiler.h"
 #include "cost-model/cost_model.h"
+#include "search/search.h"
 
 /* A record with its place in the query's answer (newest first), for a sort
  * by time that keeps commit order among equal times. */
@@ -42,23 +43,8 @@ static void compute_curve(bench_tune_records_t *r) {
   }
 }
 
-/* The canonical JSON text of an empty trace (mlc_free), as ms_tune
- * records the untuned default schedule; NULL when out of memory. */
-static char *empty_trace_json(const tir_func_t *workload) {
-  sch_t *sch = NULL;
-  json_t *json = NULL;
-  char *text = NULL, *out = NULL;
-  if (sch_create(&sch, workload, 1, SCH_ERRORS_FAST) == MLC_OK && sch_trace_to_json(&json, sch_get_trace(sch)) == MLC_OK)
-    text = mlc_json_dumps(json);
-  if (text) out = mlc_strdup(text);
-  free(text);
-  json_decref(json);
-  sch_free(sch);
-  return out;
-}
-
 /* Picks this run's trials out of the query's answer, oldest first. */
-static int select_trials(bench_tune_records_t *out, const char *empty, int64_t since_us) {
+static int select_trials(bench_tune_records_t *out, const char *default_json, int64_t since_us) {
   int total = out->result->nrecords;
   timed_t *timed = calloc((size_t)total + 1, sizeof *timed);
   out->rec = calloc((size_t)total + 1, sizeof *out->rec);
@@ -71,7 +57,7 @@ static int select_trials(bench_tune_records_t *out, const char *empty, int64_t s
   for (int i = 0; i < total; i++) {
     const db_record_t *r = &out->result->records[i];
     if (r->created_at_us < since_us) continue;
-    if (strcmp(r->trace_json, empty) != 0) timed[out->n++] = (timed_t){r, i};
+    if (strcmp(r->trace_json, default_json) != 0) timed[out->n++] = (timed_t){r, i};
     else if (r->error_kind == MLC_ERROR_KIND_NONE) out->default_secs = db_record_median(r);
   }
   qsort(timed, (size_t)out->n, sizeof *timed, cmp_timed);
@@ -85,11 +71,14 @@ int bench_tune_records_load(bench_tune_records_t *out, db_t *db, const tir_func_
   memset(out, 0, sizeof *out);
   char tstr[512];
   db_filter_t filter = {.workload_key = tir_func_key(workload), .target = mlc_target_str(target, tstr, sizeof tstr)};
-  char *empty = empty_trace_json(workload);
-  int rc = empty ? db_records(db, &out->result, &filter) : mlc_error_set(MLC_ENOMEM, "out of memory");
-  if (rc == MLC_OK) rc = select_trials(out, empty, since_us);
+  sch_trace_t *default_trace = NULL;
+  char *default_json = NULL;
+  int rc = ms_default_trace(&default_trace, &default_json, workload, target);
+  if (rc == MLC_OK) rc = db_records(db, &out->result, &filter);
+  if (rc == MLC_OK) rc = select_trials(out, default_json, since_us);
   if (rc == MLC_OK) compute_curve(out);
-  mlc_free(empty);
+  sch_trace_free(default_trace);
+  mlc_free(default_json);
   return rc;
 }
 

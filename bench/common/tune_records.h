@@ -15,7 +15,7 @@
 typedef struct {
   int n;                      /* trials (measurements and failures) */
   int nfailed;
-  double default_secs;        /* the untuned default schedule's median (0: none) */
+  double default_secs;        /* the default schedule's median (ms_default_trace; 0: none) */
   db_result_t *result;        /* owns the records' strings */
   const db_record_t **rec;    /* n, by created_at (ties: commit order) */
   double *median;             /* n: median seconds, 0 for a failed trial */
@@ -24,7 +24,7 @@ typedef struct {
 
 /* Reads the records of (workload, target) created at or after since_us
  * (Unix microseconds: this run's, in a database that held others before)
- * and orders them. The untuned default schedule (the empty trace), which
+ * and orders them. The default schedule (ms_default_trace), which
  * ms_tune measures before its first round and which is no trial, is left
  * out (its time is default_secs). *out is owned by the caller
  * (bench_tune_records_free), also on failure. Errors are the database's,

@@ -42,7 +42,11 @@ typedef struct {
   bool done;
   int trials, trials_before;
   double best_secs;         /* fastest median known (database included); 0: none */
-  double default_secs;
+  double default_secs;      /* the default schedule's median (0: not known) */
+  sch_trace_t *default_trace; /* mlc_default_schedule's trace of func, or the
+                               empty trace where there is none (owned) */
+  char *default_json;       /* its canonical JSON (owned) */
+  uint64_t default_hash;
   char status[160];
   int rounds;
   MLC_VEC(double) history;  /* best after each of the task's rounds (scheduler) */
@@ -59,9 +63,8 @@ typedef struct {
   int ntasks;
   tune_task_t *tasks;       /* owned */
   int budget, used;         /* trials allowed and measured in this run */
-  sch_trace_t *empty_trace; /* the default schedule (owned) */
-  char *empty_json;         /* its canonical JSON (owned) */
-  uint64_t empty_hash;
+  uint64_t empty_hash;      /* the empty trace's: records of the unscheduled
+                               program (earlier versions' baseline), not trials */
   double start, search_secs, measure_secs;
   double rounds_start;      /* when the first round began (the rate's origin) */
   bool line_drawn;          /* a status line is on the terminal */
@@ -80,21 +83,21 @@ bool tune_result_interrupted(const mlc_measure_result_t *r);
 /* Folds funcs into run->tasks by workload key (confirmed by structural
  * equality; weight = how many), commits each workload to the database and
  * counts the trials it already holds for the target (and the best time);
- * makes run->empty_trace. */
+ * makes each task's default-schedule trace. */
 int tune_tasks_create(tune_run_t *run, tir_func_t *const *funcs, const char *const *names, int n);
 /* Design space and search of task t; on failure the task is marked done with
  * the reason as its status (the run goes on with the others). */
 void tune_task_start(tune_run_t *run, tune_task_t *t, uint64_t seed);
-/* The untuned program's time (the empty trace): reused from the database or
- * measured once and committed. MLC_OK unless the transport or the database
- * failed. */
+/* The default schedule's time (t->default_trace: what mlc-compile builds
+ * without a record): reused from the database or measured once and
+ * committed. MLC_OK unless the transport or the database failed. */
 int tune_task_default(tune_run_t *run, tune_task_t *t);
 /* Builds and commits the records of n measured jobs of task t. */
 int tune_commit_results(tune_run_t *run, const tune_task_t *t, const char *const *trace_json,
                         const mlc_measure_result_t *results, int n);
 /* Appends a point to t's curve (t->trials_before + t->trials, t->best_secs). */
 void tune_task_add_point(tune_task_t *t);
-/* Frees the tasks and the empty trace. */
+/* Frees the tasks and their default traces. */
 void tune_tasks_free(tune_run_t *run);
 
 /* ------------------------------------------------------------------------ */

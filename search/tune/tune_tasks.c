@@ -4,16 +4,23 @@
  * database already knows about them (trials, best time, the default
  * schedule's time), their search state, and the records of what was measured.
  *
- * The default schedule is the empty trace: the program as written, lowered
- * and compiled without any schedule. Its time is the baseline of "speedup"
- * in the summary. It is measured once per (workload, target) and stored like
- * any record, so a resumed run reuses it; it is not a trial (the budget and
- * the trial counts leave it out).
+ * The default schedule is mlc_default_schedule's (compiler.h): what
+ * mlc-compile builds for a function the database has no record of (outer
+ * loops parallel, inner vectorized, matmul-like blocks tiled). Its time is
+ * the baseline of "speedup" in the summary, so the speedup is what tuning
+ * adds over compiling without it. It is measured once per (workload,
+ * target) and stored like any record, so a resumed run reuses it and
+ * mlc-compile finds it when no trial beat it; it is not a trial (the budget
+ * and the trial counts leave it out). For a target without a default
+ * schedule it is the empty trace (the program as written). Records of the
+ * empty trace that earlier versions stored as the baseline are not counted
+ * as trials either.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "compiler/compiler.h"
 #include "search/tune/tune_internal.h"
 
 #ifndef MLC_VERSION
@@ -32,24 +39,66 @@ static int64_t unix_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The empty trace (a fresh schedule's, so it is a well-formed trace) and its
- * canonical JSON and hash, kept in run for the default schedule. */
-static int make_empty_trace(tune_run_t *run, const tir_func_t *f) {
+/* A trace's canonical JSON (mlc_free) and its hash. */
+static int trace_text(const sch_trace_t *trace, char **text, uint64_t *hash) {
+  json_t *json = NULL;
+  int st = sch_trace_to_json(&json, trace);
+  if (st != MLC_OK) return st;
+  char *dumped = mlc_json_dumps(json);
+  json_decref(json);
+  *text = dumped ? mlc_strdup(dumped) : NULL;
+  free(dumped);
+  if (!*text) return mlc_error_set(MLC_ENOMEM, "out of memory printing a trace");
+  *hash = mlc_hash64(*text, strlen(*text), 0);
+  return MLC_OK;
+}
+
+/* The empty trace's hash (a fresh schedule's trace, well formed). */
+static int make_empty_hash(tune_run_t *run, const tir_func_t *f) {
   sch_t *sch = NULL;
   int st = sch_create(&sch, f, 0, SCH_ERRORS_FAST);
   if (st != MLC_OK) return st;
-  run->empty_trace = sch_trace_copy(sch_get_trace(sch));
+  char *text = NULL;
+  st = trace_text(sch_get_trace(sch), &text, &run->empty_hash);
   sch_free(sch);
-  if (!run->empty_trace) return mlc_error_set(MLC_ENOMEM, "out of memory");
-  json_t *json = NULL;
-  st = sch_trace_to_json(&json, run->empty_trace);
-  if (st != MLC_OK) return st;
-  char *text = mlc_json_dumps(json);
-  json_decref(json);
-  if (text) run->empty_json = mlc_strdup(text);
-  free(text);
-  if (!run->empty_json) return mlc_error_set(MLC_ENOMEM, "out of memory printing a trace");
-  run->empty_hash = mlc_hash64(run->empty_json, strlen(run->empty_json), 0);
+  mlc_free(text);
+  return st;
+}
+
+int ms_default_trace(sch_trace_t **trace, char **json, const tir_func_t *f, const mlc_target_t *target) {
+  *trace = NULL;
+  if (json) *json = NULL;
+  tir_func_t *main_fn = tir_func_clone(f);
+  if (!main_fn) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  main_fn->name = "main";
+  sch_t *sch = NULL;
+  int st = sch_create(&sch, main_fn, 0, SCH_ERRORS_FAST);
+  if (st == MLC_OK) st = mlc_default_schedule(sch, target);
+  if (st == MLC_EUNSUPPORTED) {
+    sch_free(sch);
+    sch = NULL;
+    st = sch_create(&sch, main_fn, 0, SCH_ERRORS_FAST);
+  }
+  tir_func_free(main_fn);
+  if (st == MLC_OK && !(*trace = sch_trace_copy(sch_get_trace(sch)))) st = mlc_error_set(MLC_ENOMEM, "out of memory");
+  sch_free(sch);
+  uint64_t hash;
+  if (st == MLC_OK && json) st = trace_text(*trace, json, &hash);
+  if (st != MLC_OK) {
+    sch_trace_free(*trace);
+    *trace = NULL;
+  }
+  return st;
+}
+
+/* t's default schedule (ms_default_trace). */
+static int make_default_trace(tune_run_t *run, tune_task_t *t) {
+  int st = ms_default_trace(&t->default_trace, &t->default_json, t->func, run->target);
+  if (st != MLC_OK) {
+    mlc_error_prefix("the default schedule of %s", t->name);
+    return st;
+  }
+  t->default_hash = mlc_hash64(t->default_json, strlen(t->default_json), 0);
   return MLC_OK;
 }
 
@@ -79,7 +128,7 @@ static int count_db(tune_run_t *run, tune_task_t *t) {
   if (st != MLC_OK) return st;
   for (int i = 0; i < res->nrecords; i++) {
     const db_record_t *r = &res->records[i];
-    if (r->trace_hash == run->empty_hash) continue;
+    if (r->trace_hash == t->default_hash || r->trace_hash == run->empty_hash) continue;
     t->trials_before++;
     double secs = r->error_kind == MLC_ERROR_KIND_NONE ? db_record_median(r) : 0;
     if (secs > 0 && (t->best_secs == 0 || secs < t->best_secs)) t->best_secs = secs;
@@ -109,7 +158,7 @@ int tune_tasks_create(tune_run_t *run, tir_func_t *const *funcs, const char *con
   run->tasks = mlc_calloc((size_t)(n > 0 ? n : 1), sizeof *run->tasks);
   if (!run->tasks) return mlc_error_set(MLC_ENOMEM, "out of memory");
   run->ntasks = 0;
-  int st = n > 0 ? make_empty_trace(run, funcs[0]) : MLC_OK;
+  int st = n > 0 ? make_empty_hash(run, funcs[0]) : MLC_OK;
   for (int i = 0; i < n && st == MLC_OK; i++) {
     const char *name = names && names[i] ? names[i] : funcs[i]->name;
     uint64_t key = tir_func_key(funcs[i]);
@@ -119,6 +168,7 @@ int tune_tasks_create(tune_run_t *run, tir_func_t *const *funcs, const char *con
       continue;
     }
     st = add_task(run, funcs[i], name, key);
+    if (st == MLC_OK) st = make_default_trace(run, &run->tasks[run->ntasks - 1]);
     if (st == MLC_OK) st = count_db(run, &run->tasks[run->ntasks - 1]);
   }
   return st;
@@ -165,19 +215,21 @@ static int default_from_db(tune_run_t *run, tune_task_t *t, uint64_t hash, bool 
 
 int tune_task_default(tune_run_t *run, tune_task_t *t) {
   bool found = false;
-  int st = default_from_db(run, t, run->empty_hash, &found);
+  int st = default_from_db(run, t, t->default_hash, &found);
   if (st != MLC_OK || found) return st;
-  /* The untuned program can take seconds a call (GMM-1024: 5.6 s): it is the
-   * baseline of the speedup column, not a candidate, so one timed call after
-   * the warm-up is enough and the correctness check is skipped. */
-  ms_job_t job = {.workload = t->func, .trace = run->empty_trace, .target = run->target, .baseline = true};
+  /* The default schedule is measured as candidates are. Where it is the
+   * empty trace, the untuned program can take seconds a call (GMM-1024:
+   * 5.6 s): it is the baseline of the speedup column, not a candidate, so
+   * one timed call after the warm-up is enough and the check is skipped. */
+  bool slow = t->default_hash == run->empty_hash;
+  ms_job_t job = {.workload = t->func, .trace = t->default_trace, .target = run->target, .baseline = slow};
   mlc_measure_result_t res;
   double t0 = tune_now();
   st = run->runner->run(run->runner, &job, 1, &res);
   run->measure_secs += tune_now() - t0;
   if (st != MLC_OK) return st;
   if (tune_result_interrupted(&res)) return MLC_OK; /* Ctrl-C: measured next time */
-  const char *texts[1] = {run->empty_json};
+  const char *texts[1] = {t->default_json};
   st = tune_commit_results(run, t, texts, &res, 1);
   if (st != MLC_OK) return st;
   if (res.error == MLC_ERROR_KIND_NONE) t->default_secs = mlc_measure_median(&res);
@@ -230,12 +282,10 @@ void tune_tasks_free(tune_run_t *run) {
     if (t->has_space) ms_space_free(&t->space);
     mlc_vec_free(&t->history);
     mlc_vec_free(&t->curve);
+    sch_trace_free(t->default_trace);
+    mlc_free(t->default_json);
   }
   mlc_free(run->tasks);
   run->tasks = NULL;
   run->ntasks = 0;
-  sch_trace_free(run->empty_trace);
-  run->empty_trace = NULL;
-  mlc_free(run->empty_json);
-  run->empty_json = NULL;
 }
