@@ -30,7 +30,7 @@
  * when something failed, 2 on bad usage.
  *
  *   bench_compile [--module FILE] [--trials T] [--per-round N] [--threads 1|2]
- *                 [--db DIR] [--seed S] [--repeat R] [--min-repeat-ms MS]
+ *                 [--db DIR] [--seed S] [--repeat R] [--min-repeat-ms MS] [--tune-repeat R]
  *                 [--retries N] [--quick]
  */
 #include <ftw.h>
@@ -51,7 +51,7 @@
 
 typedef struct {
   char module[4096];
-  int trials, per_round, threads, repeat, min_repeat_ms, retries;
+  int trials, per_round, threads, repeat, min_repeat_ms, retries, tune_repeat;
   const char *db_dir; /* NULL: a temporary database */
   uint64_t seed;
   bool quick;
@@ -63,7 +63,10 @@ MLC_NORETURN static void usage(const char *why) {
   if (why) fprintf(f, "bench_compile: %s\n", why);
   fprintf(f, "usage: bench_compile [--module FILE] [--trials T] [--per-round N] [--threads 1|2]\n"
              "                     [--db DIR] [--seed S] [--repeat R] [--min-repeat-ms MS]\n"
-             "                     [--retries N] [--quick]\n");
+             "                     [--retries N] [--tune-repeat R] [--quick]\n"
+             "  --tune-repeat R  timed repeats per candidate while tuning (mlc-tune --repeat;\n"
+             "                   default 1): the records' medians, which the compiled\n"
+             "                   functions are compared with, get steadier with more\n");
   exit(why ? 2 : 0);
 }
 
@@ -96,7 +99,7 @@ static void parse_args(opts_t *o, int argc, char **argv) {
   memset(o, 0, sizeof *o);
   default_module(o->module, sizeof o->module);
   o->trials = -1, o->per_round = -1, o->threads = 2, o->seed = 1;
-  o->repeat = -1, o->min_repeat_ms = -1, o->retries = -1;
+  o->repeat = -1, o->min_repeat_ms = -1, o->retries = -1, o->tune_repeat = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) usage(NULL);
@@ -117,6 +120,7 @@ static void parse_args(opts_t *o, int argc, char **argv) {
     else if (strcmp(a, "--repeat") == 0) o->repeat = int_arg(a, v, 1, BENCH_MAX_REPEAT);
     else if (strcmp(a, "--min-repeat-ms") == 0) o->min_repeat_ms = int_arg(a, v, 1, 10000);
     else if (strcmp(a, "--retries") == 0) o->retries = int_arg(a, v, 0, 10);
+    else if (strcmp(a, "--tune-repeat") == 0) o->tune_repeat = int_arg(a, v, 1, MLC_MEASURE_MAX_REPEAT);
     else usage(why);
   }
   /* Defaults: 64 trials, and the measurement's 100 ms repeats, 7 of them;
@@ -156,6 +160,7 @@ static int tune(db_t *db, const opts_t *o, const tir_module_t *m, const mlc_targ
   }
   mlc_measure_options_t mo;
   mlc_measure_options_default(&mo); /* what mlc-tune measures with */
+  mo.repeat = o->tune_repeat;      /* mlc-tune --repeat (default 1) */
   ms_tune_options_t to;
   ms_tune_options_default(&to);
   to.trials = o->trials;
