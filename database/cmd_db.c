@@ -154,7 +154,7 @@ int db_cmd_open_uri(const char *uri, db_t **out) {
   mlc_error_clear();
   int st = db_open(out, uri);
   if (st == MLC_OK) return EXIT_OK;
-  const char *detail = *mlc_error_last() ? mlc_error_last() : mlc_status_str(st);
+  const char *detail = mlc_error_or(mlc_status_str(st));
   /* Not being able to open the database at all is always the user's input
    * (the URI, the server it names, the directory): exit 2. */
   return db_cmd_fail(EXIT_USAGE, "cannot open database: %s", detail);

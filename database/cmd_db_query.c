@@ -437,7 +437,7 @@ static char *trace_script(const db_record_t *r, char **why) {
   if (st == MLC_OK) return out;
   mlc_strbuf_t sb;
   mlc_sb_init(&sb);
-  mlc_sb_printf(&sb, "the trace does not load: %s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  mlc_sb_printf(&sb, "the trace does not load: %s", mlc_error_or(mlc_status_str(st)));
   *why = mlc_sb_take(&sb);
   return NULL;
 }

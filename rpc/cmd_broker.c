@@ -167,7 +167,7 @@ static int cmd_serve(args_t *a) {
   sigaction(SIGTERM, &sa, NULL);
   mlc_error_clear();
   int st = rpc_broker_run(&o, &stop_flag);
-  if (st != MLC_OK) return fail(exit_for(st), "%s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  if (st != MLC_OK) return fail(exit_for(st), "%s", mlc_error_or(mlc_status_str(st)));
   MLC_INFO("broker: stopped");
   return EXIT_OK;
 }
@@ -237,7 +237,7 @@ static int cmd_stats(args_t *a) {
   json_t *stats = NULL;
   mlc_error_clear();
   int st = rpc_broker_stats(&stats, endpoint, keys, timeout);
-  if (st != MLC_OK) return fail(exit_for(st), "stats: %s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  if (st != MLC_OK) return fail(exit_for(st), "stats: %s", mlc_error_or(mlc_status_str(st)));
   if (json) {
     char *text = json_dumps(stats, JSON_INDENT(2) | JSON_SORT_KEYS);
     printf("%s\n", text ? text : "{}");

@@ -87,7 +87,7 @@ static int run_one(worker_t *w, const rpc_job_t *job, char **text, size_t *len) 
     r.error = MLC_ERROR_KIND_RUN;
     r.nrun_secs = 0;
     snprintf(r.message, sizeof r.message, "worker %s could not run the job: %s", w->o->worker_id,
-             *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+             mlc_error_or(mlc_status_str(st)));
   }
   json_t *j = rpc_result_to_json(&r);
   rpc_result_free(&r);

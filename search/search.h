@@ -147,6 +147,11 @@ typedef struct {
 
 void ms_candidate_free(ms_candidate_t *c); /* frees members; NULL is fine */
 
+/* The canonical JSON text of t (mlc_json_dumps of sch_trace_to_json; *text
+ * freed with mlc_free) and its hash (hash may be NULL): exactly what a record
+ * stores as trace_json and db_record_finish hashes into trace_hash. */
+int ms_trace_text(char **text, uint64_t *hash, const sch_trace_t *t);
+
 /* The design part of a trace: the instructions before EnterPostproc (the
  * whole trace when it has none), with their decisions. Owned by the caller. */
 int ms_trace_design_part(sch_trace_t **out, const sch_trace_t *t);

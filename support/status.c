@@ -82,6 +82,8 @@ void mlc_error_prefix(const char *fmt, ...) {
 
 const char *mlc_error_last(void) { return last_error.msg; }
 
+const char *mlc_error_or(const char *fallback) { return last_error.msg[0] ? last_error.msg : fallback; }
+
 int mlc_error_last_code(void) { return last_error.code; }
 
 void mlc_error_clear(void) {

@@ -73,6 +73,10 @@ void mlc_error_prefix(const char *fmt, ...) MLC_PRINTF(1, 2);
 /* The calling thread's last detail; "" when none. Borrowed: valid until the next
  * mlc_error_* call on this thread. */
 const char *mlc_error_last(void);
+/* mlc_error_last(), or `fallback` when the thread has no detail (a failed
+ * call that set none): what an error message should say about a status,
+ * e.g. mlc_error_or(mlc_status_str(st)). Borrowed like mlc_error_last. */
+const char *mlc_error_or(const char *fallback);
 /* The code passed with the last detail (MLC_OK when cleared). */
 int mlc_error_last_code(void);
 void mlc_error_clear(void);

@@ -34,24 +34,18 @@ static void enter(const job_t *job, measure_phase_t phase, double build_secs) {
   if (job->rep && job->rep->enter) job->rep->enter(phase, build_secs, job->rep->payload);
 }
 
-/* The error detail of a failed call, or `fallback` when it left none. */
-static const char *detail(const char *fallback) {
-  const char *d = mlc_error_last();
-  return d && *d ? d : fallback;
-}
-
 /* The schedule the trace describes (NULL trace: the workload as written). */
 static sch_t *replay(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,
                      uint64_t seed) {
   sch_t *sch = NULL;
   mlc_error_clear();
   if (sch_create(&sch, workload, seed, SCH_ERRORS_FAST) != MLC_OK) {
-    measure_fail(out, MLC_ERROR_KIND_BUILD, "schedule: %s", detail("could not create the schedule"));
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "schedule: %s", mlc_error_or("could not create the schedule"));
     return NULL;
   }
   if (trace && sch_trace_apply(sch, trace, true) != MLC_OK) {
     /* The last error names the instruction; sch_error only the primitive's complaint. */
-    measure_fail(out, MLC_ERROR_KIND_BUILD, "trace: %s", detail(sch_error(sch)));
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "trace: %s", mlc_error_or(sch_error(sch)));
     sch_free(sch);
     return NULL;
   }
@@ -70,7 +64,7 @@ static mlc_module_t *build(mlc_measure_result_t *out, const tir_func_t *f, const
   if (notes.len) MLC_DEBUG("measure: %s: lowering notes:\n%s", f->name, mlc_sb_str(&notes));
   mlc_sb_free(&notes);
   if (rc == MLC_OK) return mod;
-  measure_fail(out, MLC_ERROR_KIND_BUILD, "compile: %s", detail(mlc_status_str(rc)));
+  measure_fail(out, MLC_ERROR_KIND_BUILD, "compile: %s", mlc_error_or(mlc_status_str(rc)));
   mlc_module_free(mod);
   return NULL;
 }
@@ -89,7 +83,7 @@ static mlc_packed_fn_t compile(mlc_measure_result_t *out, mlc_jit_t **jit, const
   if (!mod) return NULL;
   mlc_error_clear();
   if (mlc_jit_load(jit, mod) != MLC_OK) { /* the module is consumed either way */
-    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", detail("the JIT could not load the module"));
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", mlc_error_or("the JIT could not load the module"));
     return NULL;
   }
   return entry(out, *jit, f->name);
@@ -108,7 +102,7 @@ static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t 
   measure_args_t args;
   const tir_func_t *ref = opts->reference ? opts->reference : workload;
   if (measure_args_init(&args, workload, ref, opts->seed, opts->check_correctness) != MLC_OK) {
-    measure_fail(out, MLC_ERROR_KIND_RUN, "arguments: %s", detail("out of memory"));
+    measure_fail(out, MLC_ERROR_KIND_RUN, "arguments: %s", mlc_error_or("out of memory"));
     return;
   }
   int32_t rc = fn(args.tensors, args.n);
@@ -150,7 +144,7 @@ static void job_build(mlc_measure_result_t *out, const measure_job_t *j, const j
   if (mod) {
     mlc_error_clear();
     int rc = mlc_module_emit(mod, MLC_EMIT_OBJ, j->obj_path);
-    if (rc != MLC_OK) measure_fail(out, MLC_ERROR_KIND_BUILD, "write: %s", detail(mlc_status_str(rc)));
+    if (rc != MLC_OK) measure_fail(out, MLC_ERROR_KIND_BUILD, "write: %s", mlc_error_or(mlc_status_str(rc)));
   }
   if (out->error != MLC_ERROR_KIND_NONE) unlink(j->obj_path);
   out->build_secs = measure_now() - job->start;
@@ -165,7 +159,7 @@ static void job_prebuilt(mlc_measure_result_t *out, const measure_job_t *j, cons
   mlc_packed_fn_t fn = NULL;
   mlc_error_clear();
   if (mlc_jit_load_object(&jit, j->obj_path) != MLC_OK)
-    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", detail("the JIT could not load the object"));
+    measure_fail(out, MLC_ERROR_KIND_BUILD, "load: %s", mlc_error_or("the JIT could not load the object"));
   else
     fn = entry(out, jit, j->workload->name);
   out->build_secs = measure_now() - job->start;

@@ -256,7 +256,7 @@ static int write_outputs(const mlc_module_t *module, mlc_emit_kind_t kind, const
   if (st == MLC_OK) st = mlc_module_emit(module, MLC_EMIT_HEADER, header);
   if (st == MLC_OK) return EXIT_OK;
   char why[1024];
-  snprintf(why, sizeof why, "%s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  snprintf(why, sizeof why, "%s", mlc_error_or(mlc_status_str(st)));
   unlink(out);
   unlink(header);
   return fail(EXIT_WORK, "writing the output: %s", why);
@@ -303,7 +303,7 @@ static int compile(const run_t *r, const tir_module_t *m, const mlc_target_t *ta
     code = EXIT_WORK;
   } else if (st != MLC_OK) {
     char why[2048];
-    snprintf(why, sizeof why, "%s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+    snprintf(why, sizeof why, "%s", mlc_error_or(mlc_status_str(st)));
     if (r->c->json) print_summary(r, &res, db, false, why);
     code = fail(EXIT_WORK, "%s", why);
   } else {

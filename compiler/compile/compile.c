@@ -54,12 +54,6 @@ static int set_why(compile_t *c, mlc_compile_func_t *fn, const char *fmt, ...) {
   return fn->why_default ? MLC_OK : oom();
 }
 
-/* The detail of the last failed call, or `fallback`. */
-static const char *detail(const char *fallback) {
-  const char *d = mlc_error_last();
-  return d && *d ? d : fallback;
-}
-
 /* ------------------------------------------------------------------------ */
 /* No record: say what the database has instead                             */
 /* ------------------------------------------------------------------------ */
@@ -136,7 +130,7 @@ static int stored_workload(compile_t *c, mlc_compile_func_t *fn, const db_record
   db_result_free(res);
   if (st == MLC_ENOMEM) return st;
   if (st != MLC_OK) return set_why(c, fn, "record %s not applied: its stored workload is not valid (%s)", r->id,
-                                   detail(mlc_status_str(st)));
+                                   mlc_error_or(mlc_status_str(st)));
   return MLC_OK;
 }
 
@@ -181,7 +175,7 @@ static int replay(compile_t *c, mlc_compile_func_t *fn, const db_record_t *r, co
     if (!(*out = tir_func_clone(sch_func(sch)))) st = oom();
     else if ((st = rename_like(*out, f)) != MLC_OK) tir_func_free(*out), *out = NULL;
   } else if (st != MLC_ENOMEM) {
-    st = set_why(c, fn, "record %s not applied: its trace does not replay (%s)", r->id, detail(mlc_status_str(st)));
+    st = set_why(c, fn, "record %s not applied: its trace does not replay (%s)", r->id, mlc_error_or(mlc_status_str(st)));
   }
   sch_trace_free(trace);
   sch_free(sch);
@@ -253,7 +247,7 @@ static int lower_func(compile_t *c, mlc_compile_func_t *fn, const tir_func_t *f,
   }
   char id[17];
   memcpy(id, fn->record_id, sizeof id);
-  st = set_why(c, fn, "record %s not applied: it does not lower (%s)", id, detail(mlc_status_str(st)));
+  st = set_why(c, fn, "record %s not applied: it does not lower (%s)", id, mlc_error_or(mlc_status_str(st)));
   tir_func_free(fn->scheduled);
   fn->scheduled = NULL;
   if (st == MLC_OK) st = from_default(c, f, &fn->scheduled);

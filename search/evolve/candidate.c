@@ -31,18 +31,18 @@ int ms_trace_design_part(sch_trace_t **out, const sch_trace_t *t) {
   return ms_trace_copy_prefix(out, t, ms_trace_design_len(t));
 }
 
-/* The canonical JSON text of t (mlc_malloc'd) and its hash. */
-static int trace_text(char **text, uint64_t *hash, const sch_trace_t *t) {
+int ms_trace_text(char **text, uint64_t *hash, const sch_trace_t *t) {
+  *text = NULL;
   json_t *json = NULL;
   int rc = sch_trace_to_json(&json, t);
   if (rc != MLC_OK) return rc;
   char *dumped = mlc_json_dumps(json);
   json_decref(json);
-  if (!dumped) return mlc_error_set(MLC_ENOMEM, "candidate: out of memory writing the trace JSON");
+  if (!dumped) return mlc_error_set(MLC_ENOMEM, "out of memory writing the trace JSON");
   *text = mlc_strdup(dumped);
   free(dumped); /* jansson's allocator */
-  if (!*text) return mlc_error_set(MLC_ENOMEM, "candidate: out of memory writing the trace JSON");
-  *hash = mlc_hash64(*text, strlen(*text), 0);
+  if (!*text) return mlc_error_set(MLC_ENOMEM, "out of memory writing the trace JSON");
+  if (hash) *hash = mlc_hash64(*text, strlen(*text), 0);
   return MLC_OK;
 }
 
@@ -74,7 +74,7 @@ int ms_candidate_make(ms_candidate_t *out, const ms_ctx_t *ctx, const sch_trace_
     rc = mlc_error_set(MLC_ENOMEM, "candidate: out of memory copying the trace");
     goto done;
   }
-  rc = trace_text(&c.trace_json, &c.trace_hash, c.trace);
+  rc = ms_trace_text(&c.trace_json, &c.trace_hash, c.trace);
 done:
   if (rc != MLC_OK) ms_candidate_free(&c);
   else *out = c;

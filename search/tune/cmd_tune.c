@@ -304,7 +304,7 @@ static void install_sigint(struct sigaction *old) {
 static int report(const cli_t *c, const ms_tune_result_t *res, int st, db_t *db, const ms_runner_t *runner,
                   const mlc_target_t *target) {
   char why[1024], target_str[512];
-  snprintf(why, sizeof why, "%s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  snprintf(why, sizeof why, "%s", mlc_error_or(mlc_status_str(st)));
   mlc_target_str(target, target_str, sizeof target_str);
   tune_summary_t sum = {res, target_str, db_uri(db), runner->device_key, stop_flag != 0};
   if (res->ntasks > 0) { /* what was done, also when the work failed */

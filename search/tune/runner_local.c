@@ -103,7 +103,7 @@ static bool settle_status(int st, mlc_measure_result_t *res) {
   if (st == MLC_OK) return true;
   memset(res, 0, sizeof *res);
   res->error = MLC_ERROR_KIND_BUILD;
-  snprintf(res->message, sizeof res->message, "%s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  snprintf(res->message, sizeof res->message, "%s", mlc_error_or(mlc_status_str(st)));
   return st != MLC_EIO && st != MLC_ENOMEM;
 }
 

@@ -186,7 +186,7 @@ static int run_round(tune_run_t *run, tune_task_t *t, cm_model_t *model) {
   run->search_secs += tune_now() - t0;
   if (st != MLC_OK) {
     char why[160];
-    snprintf(why, sizeof why, "search failed: %s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+    snprintf(why, sizeof why, "search failed: %s", mlc_error_or(mlc_status_str(st)));
     MLC_WARN("%s: %s", t->name, why);
     task_finish(run, t, why);
     batch_free(&b);

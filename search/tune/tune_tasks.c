@@ -39,27 +39,13 @@ static int64_t unix_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* A trace's canonical JSON (mlc_free) and its hash. */
-static int trace_text(const sch_trace_t *trace, char **text, uint64_t *hash) {
-  json_t *json = NULL;
-  int st = sch_trace_to_json(&json, trace);
-  if (st != MLC_OK) return st;
-  char *dumped = mlc_json_dumps(json);
-  json_decref(json);
-  *text = dumped ? mlc_strdup(dumped) : NULL;
-  free(dumped);
-  if (!*text) return mlc_error_set(MLC_ENOMEM, "out of memory printing a trace");
-  *hash = mlc_hash64(*text, strlen(*text), 0);
-  return MLC_OK;
-}
-
 /* The empty trace's hash (a fresh schedule's trace, well formed). */
 static int make_empty_hash(tune_run_t *run, const tir_func_t *f) {
   sch_t *sch = NULL;
   int st = sch_create(&sch, f, 0, SCH_ERRORS_FAST);
   if (st != MLC_OK) return st;
   char *text = NULL;
-  st = trace_text(sch_get_trace(sch), &text, &run->empty_hash);
+  st = ms_trace_text(&text, &run->empty_hash, sch_get_trace(sch));
   sch_free(sch);
   mlc_free(text);
   return st;
@@ -82,8 +68,7 @@ int ms_default_trace(sch_trace_t **trace, char **json, const tir_func_t *f, cons
   tir_func_free(main_fn);
   if (st == MLC_OK && !(*trace = sch_trace_copy(sch_get_trace(sch)))) st = mlc_error_set(MLC_ENOMEM, "out of memory");
   sch_free(sch);
-  uint64_t hash;
-  if (st == MLC_OK && json) st = trace_text(*trace, json, &hash);
+  if (st == MLC_OK && json) st = ms_trace_text(json, NULL, *trace);
   if (st != MLC_OK) {
     sch_trace_free(*trace);
     *trace = NULL;
@@ -187,7 +172,7 @@ void tune_task_start(tune_run_t *run, tune_task_t *t, uint64_t seed) {
     st = ms_search_create(&t->search, &t->ctx, &t->space, pp, npp, muts, nmut, &o->search, run->db);
   }
   if (st == MLC_OK) return;
-  snprintf(t->status, sizeof t->status, "could not start: %s", *mlc_error_last() ? mlc_error_last() : mlc_status_str(st));
+  snprintf(t->status, sizeof t->status, "could not start: %s", mlc_error_or(mlc_status_str(st)));
   MLC_WARN("%s: %s", t->name, t->status);
   t->search = NULL;
   t->done = true;
