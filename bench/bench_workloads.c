@@ -299,7 +299,7 @@ static void field_plan(field_t *f, const opts_t *o, const bench_wl_problem_t *p,
 static void add_mine(field_t *f, tuning_t *t, const bench_wl_problem_t *p, const mlc_target_t *target) {
   if (t->best < 0) return;
   sch_t *sch = NULL;
-  bench_wl_kernel_t *k = NULL;
+  bench_kernel_t *k = NULL;
   int rc = bench_schedule_json(&sch, p->func, t->rec.rec[t->best]->trace_json);
   if (rc == MLC_OK) rc = bench_wl_kernel_build(&k, sch, target, p);
   sch_free(sch);
@@ -310,7 +310,8 @@ static void add_mine(field_t *f, tuning_t *t, const bench_wl_problem_t *p, const
   bench_contender_t c;
   char name[BENCH_NAME_LEN];
   snprintf(name, sizeof name, "mlc tuned (trial %d of %d)", t->best + 1, t->rec.n);
-  bench_wl_kernel_contender(&c, name, f->ci, k);
+  bench_kernel_contender_init(&c, name);
+  bench_kernel_contender_add(&c, f->ci, k);
   f->mine = field_add(f, &c, true);
 }
 

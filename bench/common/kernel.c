@@ -15,10 +15,12 @@ struct bench_kernel {
   mlc_jit_t *jit;
   mlc_packed_fn_t fn;
   float *out;
+  size_t nout;
   int nargs;
-  DLTensor args[3];
-  int64_t shapes[3][TIR_MAX_DIMS];
-  const bench_inputs_t *in;
+  DLTensor args[BENCH_KERNEL_MAX_ARGS];
+  int64_t shapes[BENCH_KERNEL_MAX_ARGS][TIR_MAX_DIMS];
+  bench_kernel_error_fn error;
+  const void *problem;
 };
 
 const char *bench_default_traces_dir(void) {
@@ -112,40 +114,43 @@ static int kernel_compile(bench_kernel_t *k, const sch_t *sch, const mlc_target_
   return MLC_OK;
 }
 
-/* The DLTensor arguments: the scheduled function's buffers, inputs then
- * output, each as large as the problem's array it is given. */
-static int kernel_bind_args(bench_kernel_t *k, const tir_func_t *f, const bench_inputs_t *in) {
-  k->in = in;
-  k->out = bench_alloc_floats(in->nout);
-  float *data[3] = {in->x, in->y, k->out};
-  size_t sizes[3] = {in->nx, in->ny, in->nout};
-  if (f->nparams != 3) return mlc_error_set(MLC_EINVAL, "%s: expected 3 parameters, got %d", f->name, f->nparams);
-  for (int i = 0; i < 3; i++) {
+/* One DLTensor per parameter: the inputs in order, then an output of the
+ * kernel's own; each must hold as many elements as the array it is given. */
+static int kernel_bind(bench_kernel_t *k, const tir_func_t *f, float *const *inputs, const size_t *sizes, int nin,
+                       size_t nout) {
+  k->nout = nout;
+  k->out = bench_alloc_floats(nout);
+  if (nin + 1 > BENCH_KERNEL_MAX_ARGS || f->nparams != nin + 1)
+    return mlc_error_set(MLC_EINVAL, "%s: %d parameters, the problem has %d arrays", f->name, f->nparams, nin + 1);
+  for (int i = 0; i < f->nparams; i++) {
     const tir_buffer_t *b = f->buffer_map[i];
     if (!b) return mlc_error_set(MLC_EINVAL, "%s: parameter %d is not a buffer", f->name, i);
-    size_t elems = 1;
+    size_t elems = 1, want = i < nin ? sizes[i] : nout;
     for (int d = 0; d < b->ndim; d++) {
       if (!tir_as_int(b->shape[d], &k->shapes[i][d]))
         return mlc_error_set(MLC_EINVAL, "%s: parameter %d has a symbolic shape", f->name, i);
       elems *= (size_t)k->shapes[i][d];
     }
-    if (elems != sizes[i])
+    if (elems != want)
       return mlc_error_set(MLC_EINVAL, "%s: parameter %d holds %zu elements, the problem's array %zu", f->name, i,
-                           elems, sizes[i]);
-    k->args[i] = (DLTensor){.data = data[i], .device = {kDLCPU, 0}, .ndim = b->ndim, .dtype = {kDLFloat, 32, 1},
-                            .shape = k->shapes[i]};
+                           elems, want);
+    k->args[i] = (DLTensor){.data = i < nin ? inputs[i] : k->out, .device = {kDLCPU, 0}, .ndim = b->ndim,
+                            .dtype = {kDLFloat, 32, 1}, .shape = k->shapes[i]};
   }
-  k->nargs = 3;
+  k->nargs = f->nparams;
   return MLC_OK;
 }
 
-int bench_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target, const bench_inputs_t *in,
-                       const char *dump) {
+int bench_kernel_build_arrays(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
+                              float *const *inputs, const size_t *sizes, int nin, size_t nout,
+                              bench_kernel_error_fn error, const void *problem, const char *dump) {
   *out = NULL;
   bench_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  k->error = error;
+  k->problem = problem;
   int rc = kernel_compile(k, sch, target, dump);
-  if (rc == MLC_OK) rc = kernel_bind_args(k, sch_func(sch), in);
+  if (rc == MLC_OK) rc = kernel_bind(k, sch_func(sch), inputs, sizes, nin, nout);
   if (rc == MLC_OK) {
     mlc_rt_set_num_threads(1);
     if (k->fn(k->args, k->nargs) != 0) rc = mlc_error_set(MLC_ERUNTIME, "the kernel failed: %s", mlc_last_error());
@@ -156,6 +161,15 @@ int bench_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_
   }
   *out = k;
   return MLC_OK;
+}
+
+static double gemm_error(const float *out, const void *problem) { return bench_max_rel_error(out, problem); }
+
+int bench_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target, const bench_inputs_t *in,
+                       const char *dump) {
+  float *inputs[2] = {in->x, in->y};
+  size_t sizes[2] = {in->nx, in->ny};
+  return bench_kernel_build_arrays(out, sch, target, inputs, sizes, 2, in->nout, gemm_error, in, dump);
 }
 
 void bench_kernel_free(bench_kernel_t *k) {
@@ -178,11 +192,14 @@ static double kernel_run(bench_contender_t *c, int ci, int threads, int number) 
   return bench_now() - t0;
 }
 
+/* One run on one thread: the schedule, not the number of threads, fixes
+ * what each output element sums. The output starts as NaNs, so an element
+ * the kernel never writes shows. */
 static double kernel_check(bench_contender_t *c, int ci) {
   bench_kernel_t *k = c->impl[ci];
-  memset(k->out, 0, sizeof(float) * k->in->nout);
+  memset(k->out, 0xff, sizeof(float) * k->nout);
   kernel_run(c, ci, 1, 1);
-  return bench_max_rel_error(k->out, k->in);
+  return k->error(k->out, k->problem);
 }
 
 static void kernel_contender_free(bench_contender_t *c) {

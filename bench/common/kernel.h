@@ -28,9 +28,27 @@ int bench_schedule_json(sch_t **out, const tir_func_t *f, const char *json_text)
 
 typedef struct bench_kernel bench_kernel_t;
 
-/* Builds sch's program for target, loads it, binds it to `in` (borrowed: it
- * must outlive the kernel) and runs it once on one thread to prove the call
- * works (a shape or dtype mismatch is reported here, not in a timing loop).
+/* The most parameters a kernel may have (inputs and the one output). */
+#define BENCH_KERNEL_MAX_ARGS 8
+
+/* How wrong a kernel's output is against its problem's reference (the
+ * contender's check; a NaN means wrong). */
+typedef double (*bench_kernel_error_fn)(const float *out, const void *problem);
+
+/* The general form: builds sch's program for target, loads it, binds its
+ * parameters in order to inputs[0..nin) (borrowed; sizes[i] floats each)
+ * and to an output of nout floats of its own, and runs it once on one
+ * thread to prove the call works. `error` scores that output against
+ * `problem` (borrowed: both must outlive the kernel) when the contender
+ * checks it. dump as below. Errors: the compiler's, MLC_EINVAL when the
+ * parameters do not match the arrays, MLC_ERUNTIME when the call fails. */
+int bench_kernel_build_arrays(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
+                              float *const *inputs, const size_t *sizes, int nin, size_t nout,
+                              bench_kernel_error_fn error, const void *problem, const char *dump);
+
+/* bench_kernel_build_arrays for a GEMM-shaped problem: inputs in->x and
+ * in->y, scored by bench_max_rel_error (a shape or dtype mismatch is
+ * reported here, not in a timing loop).
  * dump: NULL, "tir" (lowered TIR after each pass), "ll" or "asm" (the
  * optimised LLVM IR or the assembly), printed to stdout. *out is owned by
  * the caller (bench_kernel_free, or the contender that takes it). */

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler.h"
-#include "runtime/runtime.h"
 #include "search/search.h"
 
 /* ------------------------------------------------------------------------ */
@@ -180,109 +178,10 @@ double bench_wl_error(const float *got, const bench_wl_problem_t *p) {
 /* Our kernels                                                               */
 /* ------------------------------------------------------------------------ */
 
-struct bench_wl_kernel {
-  mlc_jit_t *jit;
-  mlc_packed_fn_t fn;
-  float *out;
-  int nargs;
-  DLTensor args[BENCH_WL_MAX_INPUTS + 1];
-  int64_t shapes[BENCH_WL_MAX_INPUTS + 1][TIR_MAX_DIMS];
-  const bench_wl_problem_t *p;
-};
+static double wl_error(const float *out, const void *problem) { return bench_wl_error(out, problem); }
 
-static int kernel_compile(bench_wl_kernel_t *k, const sch_t *sch, const mlc_target_t *target) {
-  mlc_module_t *m = NULL;
-  tir_func_t *scheduled = sch_func(sch);
-  mlc_lower_options_t lo = {0};
-  int rc = mlc_build(&m, &scheduled, 1, target, &lo);
-  if (rc == MLC_OK) rc = mlc_jit_load(&k->jit, m);
-  if (rc == MLC_OK && !(k->fn = (mlc_packed_fn_t)mlc_jit_lookup(k->jit, scheduled->name)))
-    rc = mlc_error_set(MLC_ENOTFOUND, "kernel %s not found in its module", scheduled->name);
-  return rc;
-}
-
-/* One DLTensor per parameter: the problem's inputs, then our output; each
- * must hold as many elements as the array it is given. */
-static int kernel_bind(bench_wl_kernel_t *k, const tir_func_t *f, const bench_wl_problem_t *p) {
-  k->p = p;
-  k->out = bench_alloc_floats(p->nout);
-  if (f->nparams != p->nin + 1)
-    return mlc_error_set(MLC_EINVAL, "%s: %d parameters, the problem has %d arrays", f->name, f->nparams, p->nin + 1);
-  for (int i = 0; i < f->nparams; i++) {
-    const tir_buffer_t *b = f->buffer_map[i];
-    if (!b) return mlc_error_set(MLC_EINVAL, "%s: parameter %d is not a buffer", f->name, i);
-    size_t elems = 1, want = i < p->nin ? p->in_len[i] : p->nout;
-    for (int d = 0; d < b->ndim; d++) {
-      if (!tir_as_int(b->shape[d], &k->shapes[i][d]))
-        return mlc_error_set(MLC_EINVAL, "%s: parameter %d has a symbolic shape", f->name, i);
-      elems *= (size_t)k->shapes[i][d];
-    }
-    if (elems != want)
-      return mlc_error_set(MLC_EINVAL, "%s: parameter %d holds %zu elements, the problem's array %zu", f->name, i,
-                           elems, want);
-    k->args[i] = (DLTensor){.data = i < p->nin ? p->in[i] : k->out, .device = {kDLCPU, 0}, .ndim = b->ndim,
-                            .dtype = {kDLFloat, 32, 1}, .shape = k->shapes[i]};
-  }
-  k->nargs = f->nparams;
-  return MLC_OK;
-}
-
-int bench_wl_kernel_build(bench_wl_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
+int bench_wl_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
                           const bench_wl_problem_t *p) {
-  *out = NULL;
-  bench_wl_kernel_t *k = calloc(1, sizeof *k);
-  if (!k) return mlc_error_set(MLC_ENOMEM, "out of memory");
-  int rc = kernel_compile(k, sch, target);
-  if (rc == MLC_OK) rc = kernel_bind(k, sch_func(sch), p);
-  if (rc == MLC_OK) {
-    mlc_rt_set_num_threads(1);
-    if (k->fn(k->args, k->nargs) != 0) rc = mlc_error_set(MLC_ERUNTIME, "the kernel failed: %s", mlc_last_error());
-  }
-  if (rc != MLC_OK) {
-    bench_wl_kernel_free(k);
-    return rc;
-  }
-  *out = k;
-  return MLC_OK;
-}
-
-void bench_wl_kernel_free(bench_wl_kernel_t *k) {
-  if (!k) return;
-  mlc_jit_free(k->jit);
-  free(k->out);
-  free(k);
-}
-
-static double kernel_run(bench_contender_t *c, int ci, int threads, int number) {
-  bench_wl_kernel_t *k = c->impl[ci];
-  mlc_rt_set_num_threads(threads);
-  double t0 = bench_now();
-  for (int i = 0; i < number; i++)
-    if (k->fn(k->args, k->nargs) != 0) bench_die("the kernel failed", mlc_last_error());
-  return bench_now() - t0;
-}
-
-/* One run on one thread (as kernel.c checks): the schedule, not the
- * number of threads, fixes what each output element sums. */
-static double kernel_check(bench_contender_t *c, int ci) {
-  bench_wl_kernel_t *k = c->impl[ci];
-  memset(k->out, 0xff, sizeof(float) * k->p->nout); /* NaNs: an element never written shows */
-  kernel_run(c, ci, 1, 1);
-  return bench_wl_error(k->out, k->p);
-}
-
-static void kernel_contender_free(bench_contender_t *c) {
-  for (int ci = 0; ci < BENCH_MAX_CASES; ci++) {
-    bench_wl_kernel_free(c->impl[ci]);
-    c->impl[ci] = NULL;
-  }
-}
-
-void bench_wl_kernel_contender(bench_contender_t *c, const char *name, int ci, bench_wl_kernel_t *k) {
-  memset(c, 0, sizeof *c);
-  snprintf(c->name, sizeof c->name, "%s", name);
-  c->run = kernel_run;
-  c->check = kernel_check;
-  c->free = kernel_contender_free;
-  c->impl[ci] = k;
+  return bench_kernel_build_arrays(out, sch, target, (float *const *)p->in, p->in_len, p->nin, p->nout, wl_error, p,
+                                   NULL);
 }

@@ -16,6 +16,7 @@
 #define MLC_BENCH_WORKLOAD_H
 
 #include "bench/common/harness.h"
+#include "bench/common/kernel.h"
 #include "schedule/schedule.h"
 
 #define BENCH_WL_MAX_INPUTS 3
@@ -69,19 +70,10 @@ double bench_wl_error(const float *got, const bench_wl_problem_t *p);
 /* Our kernels                                                               */
 /* ------------------------------------------------------------------------ */
 
-typedef struct bench_wl_kernel bench_wl_kernel_t;
-
-/* Builds sch's program for target (mlc_build, mlc_jit_load), binds it to
- * p's inputs and an output of its own (p borrowed: it must outlive the
- * kernel), and runs it once on one thread to prove the call works. *out is
- * owned by the caller (bench_wl_kernel_free, or the contender that takes
- * it). Errors: the compiler's, MLC_EINVAL when the function's parameters do
- * not match the problem's arrays, MLC_ERUNTIME when the call fails. */
-int bench_wl_kernel_build(bench_wl_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
+/* Our kernel for p (bench_kernel_build_arrays: p's inputs, an output of its
+ * own, scored by bench_wl_error; p borrowed: it must outlive the kernel).
+ * Make it a contender with bench_kernel_contender_init and _add. */
+int bench_wl_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
                           const bench_wl_problem_t *p);
-void bench_wl_kernel_free(bench_wl_kernel_t *k); /* NULL is fine */
-
-/* Makes c a contender named `name` running k for case ci (it takes k). */
-void bench_wl_kernel_contender(bench_contender_t *c, const char *name, int ci, bench_wl_kernel_t *k);
 
 #endif /* MLC_BENCH_WORKLOAD_H */
