@@ -95,6 +95,11 @@ void db_stats_free(db_stats_t *s);
  * schema newer than this build understands (the message says which). Messages
  * never contain passwords. */
 int db_open(db_t **out, const char *uri);
+/* As db_open, but for readers that must not create a database: a file
+ * database whose directory holds none of its files is MLC_ENOTFOUND with
+ * the detail "no database at DIR" (nothing is created). A PostgreSQL
+ * database opens as with db_open (connecting creates nothing). */
+int db_open_existing(db_t **out, const char *uri);
 void db_close(db_t *db); /* NULL is fine */
 /* The URI with any password replaced by "***" (borrowed). */
 const char *db_uri(const db_t *db);
@@ -157,7 +162,7 @@ int db_transfer(db_t *dst, db_t *src, int64_t *copied);
  * the URI's scheme; callers never switch on the backend. */
 typedef struct {
   const char *scheme;  /* "file", "postgresql" */
-  int (*open)(db_t **out, const char *uri);
+  int (*open)(db_t **out, const char *uri, bool create); /* create: db_open; else db_open_existing */
   void (*close)(db_t *db);
   int (*init)(db_t *db);
   int (*commit_workload)(db_t *db, uint64_t key, const char *name, const char *tvmscript);

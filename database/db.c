@@ -489,7 +489,7 @@ int db_stats_add_target(db_stats_t *s, const char *target, int64_t n) {
 /* The public API: checks, then the backend                                 */
 /* ------------------------------------------------------------------------ */
 
-int db_open(db_t **out, const char *uri) {
+static int open_uri(db_t **out, const char *uri, bool create) {
   *out = NULL;
   if (!uri) uri = DB_DEFAULT_URI;
   if (!*uri)
@@ -497,7 +497,7 @@ int db_open(db_t **out, const char *uri) {
   const db_backend_t *backend = db_backend_for_uri(uri);
   if (!backend) return mlc_error_last_code();
   db_t *db = NULL;
-  int rc = backend->open(&db, uri);
+  int rc = backend->open(&db, uri, create);
   if (rc != MLC_OK) {
     db_error_scrub(uri);
     return rc;
@@ -510,6 +510,10 @@ int db_open(db_t **out, const char *uri) {
   *out = db;
   return MLC_OK;
 }
+
+int db_open(db_t **out, const char *uri) { return open_uri(out, uri, true); }
+
+int db_open_existing(db_t **out, const char *uri) { return open_uri(out, uri, false); }
 
 void db_close(db_t *db) {
   if (db) db->backend->close(db);

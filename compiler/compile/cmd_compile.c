@@ -12,11 +12,9 @@
  * writes OUT (its extension picks the kind) and a C header beside it.
  * The report and --json (cmd_compile_out.c) go to stdout.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compiler/compile/cmd_compile_internal.h"
@@ -192,55 +190,19 @@ static int pick_funcs(const cli_t *c, const tir_module_t *m, tir_module_t *sub) 
   return EXIT_OK;
 }
 
-/* The directory of a file database URI, or NULL for another backend. The
- * same reading as database/db.c and database/file/file.c: a scheme is
- * ALPHA *(ALPHA / DIGIT / "+" / "-" / ".") before ':'; "file:DIR",
- * "file://DIR" and a bare path are file databases, a bare "keyword=value"
- * string is PostgreSQL; another scheme is left to db_open to refuse. */
-static const char *file_db_dir(const char *uri) {
-  size_t n = 0;
-  if (isalpha((unsigned char)uri[0]))
-    while (isalnum((unsigned char)uri[n]) || uri[n] == '+' || uri[n] == '-' || uri[n] == '.') n++;
-  if (n > 0 && uri[n] == ':') {
-    if (strncmp(uri, "file://", 7) == 0) return uri + 7;
-    return n == 4 && strncmp(uri, "file", 4) == 0 ? uri + 5 : NULL;
-  }
-  const char *p = uri;
-  while (isspace((unsigned char)*p)) p++;
-  const char *word = p;
-  while (isalnum((unsigned char)*p) || *p == '_') p++;
-  if (p == word) return uri;
-  while (isspace((unsigned char)*p)) p++;
-  return *p == '=' ? NULL : uri;
-}
-
-/* A file database exists when its directory holds one of its files. */
-static bool file_db_exists(const char *dir) {
-  static const char *const files[] = {"records.jsonl", "workloads.jsonl"};
-  char path[4096];
-  struct stat st;
-  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    if (stat(path, &st) == 0) return true;
-  }
-  return false;
-}
-
 /* Opens the database, or leaves *db NULL (with a warning) for a file
  * database that does not exist: reading must not create one. */
 static int open_db(const cli_t *c, db_t **db) {
   const char *env = getenv("MLC_DB");
   const char *uri = c->db ? c->db : env && *env ? env : DEFAULT_DB;
-  const char *dir = file_db_dir(uri);
-  *db = NULL;
-  if (dir && *dir && !file_db_exists(dir)) {
+  mlc_error_clear();
+  int st = db_open_existing(db, uri);
+  if (st == MLC_ENOTFOUND) { /* "no database at DIR" */
     if (c->require_tuned)
-      return fail(EXIT_WORK, "no database at %s: --require-tuned needs tuned schedules (give --db URI)", dir);
-    MLC_WARN("no database at %s: every function gets the default schedule", dir);
+      return fail(EXIT_WORK, "%s: --require-tuned needs tuned schedules (give --db URI)", mlc_error_last());
+    MLC_WARN("%s: every function gets the default schedule", mlc_error_last());
     return EXIT_OK;
   }
-  mlc_error_clear();
-  int st = db_open(db, uri);
   if (st == MLC_OK) return EXIT_OK;
   return fail(st == MLC_EINVAL ? EXIT_USAGE : EXIT_WORK, "cannot open the database: %s", mlc_error_last());
 }

@@ -112,13 +112,28 @@ done:
   return rc;
 }
 
-static int fdb_open(db_t **out, const char *uri) {
+/* Whether dir holds a database: one of its files (a directory alone, or
+ * one with only the lock file, holds nothing to read). */
+static int check_exists(const char *dir) {
+  static const char *const files[] = {"records.jsonl", "workloads.jsonl"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char *path = join(dir, files[i]);
+    if (!path) return mlc_error_set(MLC_ENOMEM, "out of memory");
+    struct stat st;
+    bool found = stat(path, &st) == 0;
+    mlc_free(path);
+    if (found) return MLC_OK;
+  }
+  return mlc_error_set(MLC_ENOTFOUND, "no database at %s", dir);
+}
+
+static int fdb_open(db_t **out, const char *uri, bool create) {
   file_db_t *db = mlc_calloc(1, sizeof *db);
   if (!db) return mlc_error_set(MLC_ENOMEM, "out of memory");
   db->lock_fd = db->wl_file.fd = db->rec_file.fd = -1;
   db->base.backend = &db_backend_file;
   int rc = uri_dir(&db->dir, uri);
-  if (rc == MLC_OK) rc = make_dirs(db->dir);
+  if (rc == MLC_OK) rc = create ? make_dirs(db->dir) : check_exists(db->dir);
   if (rc == MLC_OK) rc = open_files(db);
   if (rc != MLC_OK) {
     fdb_close(&db->base);

@@ -60,7 +60,8 @@ static int settings_from_env(pg_db_t *db) {
   return method && *method ? pg_insert_method_parse(&db->insert_method, method) : MLC_OK;
 }
 
-static int pg_open(db_t **out, const char *uri) {
+static int pg_open(db_t **out, const char *uri, bool create) {
+  (void)create; /* connecting creates nothing */
   *out = NULL;
   pg_db_t *db = mlc_calloc(1, sizeof *db);
   if (!db || !(db->conninfo = mlc_strdup(uri))) {
