@@ -229,10 +229,7 @@ static int record_inputs(db_t *db, const mlc_compile_func_t *f, tir_func_t **w, 
     const char *text = wl->workloads[0].tvmscript;
     rc = tir_parse_func(w, text, strlen(text), "the stored workload", NULL);
   }
-  json_t *json = rc == MLC_OK ? mlc_json_loads(rec->records[0].trace_json, "trace") : NULL;
-  if (rc == MLC_OK && !json) rc = MLC_EPARSE;
-  if (rc == MLC_OK) rc = sch_trace_from_json(trace, json);
-  json_decref(json);
+  if (rc == MLC_OK) rc = sch_trace_from_json_text(trace, rec->records[0].trace_json, "trace");
   db_result_free(rec);
   db_result_free(wl);
   return rc;

@@ -465,14 +465,13 @@ static void print_best_traces(const run_t *runs, int nruns, const opts_t *o) {
   for (int r = 0; r < nruns; r++) {
     int at = bench_tune_best_at(&runs[r].rec, o->trials);
     if (at < 0) continue;
-    json_t *json = mlc_json_loads(runs[r].rec.rec[at]->trace_json, "trace");
     sch_trace_t *t = NULL;
-    char *py = json && sch_trace_from_json(&t, json) == MLC_OK ? sch_trace_to_python(t) : NULL;
+    char *py = sch_trace_from_json_text(&t, runs[r].rec.rec[at]->trace_json, "trace") == MLC_OK
+                   ? sch_trace_to_python(t) : NULL;
     printf("\nBest trace of %s (trial %d of %d, %s):\n%s\n", runs[r].label, at + 1, runs[r].rec.n, o->case_name,
            py ? py : "(does not print)");
     mlc_free(py);
     sch_trace_free(t);
-    json_decref(json);
   }
 }
 

@@ -259,6 +259,11 @@ int sch_trace_simplified(sch_trace_t **out, const sch_trace_t *t);
  * with RVs named b0, l1, v2 by kind and order of definition. */
 int sch_trace_to_json(json_t **out, const sch_trace_t *t);
 int sch_trace_from_json(sch_trace_t **out, const json_t *json);
+/* The same from JSON text (a record's trace_json, a file's contents): the
+ * text's parse errors read "<what>:LINE:COL: ..." (mlc_json_loads), the
+ * trace's "<what>: ..." (sch_trace_from_json's detail). NULL text is
+ * MLC_EPARSE ("<what>: missing"). MLC_ENOMEM when out of memory. */
+int sch_trace_from_json_text(sch_trace_t **out, const char *text, const char *what);
 /* The Python form TVM prints (`b0 = sch.get_block(name="C", func_name="main")`). */
 char *sch_trace_to_python(const sch_trace_t *t); /* mlc_free */
 /* Parses that form (one call per line; comments and blank lines skipped).

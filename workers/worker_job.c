@@ -40,13 +40,7 @@ static int decode_workload(worker_job_t *out, const char *text) {
 }
 
 static int decode_trace(worker_job_t *out, const char *text) {
-  if (!text) return mlc_error_set(MLC_EPARSE, "trace: missing");
-  json_t *j = mlc_json_loads(text, "trace");
-  if (!j) return mlc_error_last_code() == MLC_ENOMEM ? MLC_ENOMEM : MLC_EPARSE;
-  int st = sch_trace_from_json(&out->trace, j);
-  json_decref(j);
-  if (st != MLC_OK) mlc_error_prefix("trace");
-  return st;
+  return sch_trace_from_json_text(&out->trace, text, "trace");
 }
 
 int worker_job_decode(worker_job_t *out, const rpc_job_t *job) {

@@ -73,11 +73,8 @@ int bench_schedule_python_file(sch_t **out, const tir_func_t *f, const char *pat
 
 int bench_schedule_json(sch_t **out, const tir_func_t *f, const char *json_text) {
   *out = NULL;
-  json_t *json = mlc_json_loads(json_text, "trace");
-  if (!json) return MLC_EPARSE; /* the detail names "trace" and where */
   sch_trace_t *t = NULL;
-  int rc = sch_trace_from_json(&t, json);
-  json_decref(json);
+  int rc = sch_trace_from_json_text(&t, json_text, "trace");
   if (rc == MLC_OK) rc = schedule_with(out, f, t, "trace");
   sch_trace_free(t);
   return rc;

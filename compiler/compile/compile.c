@@ -134,16 +134,6 @@ static int stored_workload(compile_t *c, mlc_compile_func_t *fn, const db_record
   return MLC_OK;
 }
 
-/* The trace of a record (its text is stored JSON). */
-static int parse_trace(const char *text, sch_trace_t **out) {
-  *out = NULL;
-  json_t *json = text ? mlc_json_loads(text, "trace") : NULL;
-  if (!json) return text ? mlc_error_last_code() : mlc_error_set(MLC_EPARSE, "the record has no trace");
-  int st = sch_trace_from_json(out, json);
-  json_decref(json);
-  return st;
-}
-
 /* Names g after f: its name (the exported symbol) and, when g carries a
  * global_symbol attribute, that too (f's own, else f's name). */
 static int rename_like(tir_func_t *g, const tir_func_t *f) {
@@ -167,7 +157,9 @@ static int replay(compile_t *c, mlc_compile_func_t *fn, const db_record_t *r, co
   *out = NULL;
   mlc_error_clear();
   int st = sch_create(&sch, stored, COMPILE_REPLAY_SEED, SCH_ERRORS_FAST);
-  if (st == MLC_OK) st = parse_trace(r->trace_json, &trace);
+  if (st == MLC_OK)
+    st = r->trace_json ? sch_trace_from_json_text(&trace, r->trace_json, "trace")
+                       : mlc_error_set(MLC_EPARSE, "the record has no trace");
   if (st == MLC_OK && (st = sch_trace_apply(sch, trace, true)) != MLC_OK && !*mlc_error_last())
     mlc_error_set(st, "%s", sch_error(sch));
   if (st == MLC_OK) {

@@ -356,3 +356,14 @@ int sch_trace_from_json(sch_trace_t **out, const json_t *json) {
   else *out = r.t;
   return rc;
 }
+
+int sch_trace_from_json_text(sch_trace_t **out, const char *text, const char *what) {
+  *out = NULL;
+  if (!text) return mlc_error_set(MLC_EPARSE, "%s: missing", what);
+  json_t *json = mlc_json_loads(text, what);
+  if (!json) return mlc_error_last_code() == MLC_ENOMEM ? MLC_ENOMEM : MLC_EPARSE;
+  int rc = sch_trace_from_json(out, json);
+  json_decref(json);
+  if (rc != MLC_OK && rc != MLC_ENOMEM) mlc_error_prefix("%s", what);
+  return rc;
+}

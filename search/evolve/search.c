@@ -107,11 +107,10 @@ static int load_measured(ms_search_t *s, db_t *db) {
 /* The design part of a record's trace, or NULL (with a warning) when the
  * record's trace does not read. */
 static sch_trace_t *record_design(const db_record_t *r) {
-  json_t *json = mlc_json_loads(r->trace_json ? r->trace_json : "", "record trace");
   sch_trace_t *t = NULL, *design = NULL;
-  if (json && sch_trace_from_json(&t, json) == MLC_OK) ms_trace_design_part(&design, t);
+  if (sch_trace_from_json_text(&t, r->trace_json ? r->trace_json : "", "record trace") == MLC_OK)
+    ms_trace_design_part(&design, t);
   if (!design) MLC_WARN("search: record %s: trace skipped: %s", r->id, mlc_error_last());
-  json_decref(json);
   sch_trace_free(t);
   return design;
 }
