@@ -1,9 +1,9 @@
 /*
  * compiler.h - from a scheduled PrimFunc to machine code: the lowering
- * passes and their driver, LLVM code generation (x86-64 now; NVPTX and AMDGPU
- * in step 8), in-process JIT for measurement, emission of object files,
- * shared libraries, LLVM IR and assembly, and the C ABI of generated
- * functions.
+ * passes and their driver, LLVM code generation (x86-64; NVPTX and AMDGPU for
+ * GPUs), in-process JIT for measurement, emission of object files, shared
+ * libraries, LLVM IR, assembly and GPU device images, and the C ABI of
+ * generated functions.
  *
  * Pipeline: scheduled TIR (blocks) --lowering passes--> lowered TIR (no
  * blocks, flat buffers, vector ops) --codegen--> LLVM module --> JIT or file.
@@ -102,15 +102,44 @@ typedef struct mlc_module mlc_module_t;
  * target's CPU and features. Floating point is exact unless the target says
  * -fast-math. MLC_EUNSUPPORTED with a detail for constructs a backend lacks. */
 int mlc_codegen(mlc_module_t **out, tir_func_t *const *lowered, int n, const mlc_target_t *target);
+
+/* GPU targets (cuda, rocm; compiler/codegen/gpu_*.c, docs/compiler/gpu.md).
+ * mlc_codegen splits each lowered function into host and device code:
+ * - every loop nest bound to blockIdx/threadIdx (the outermost thread-bound
+ *   loop and everything inside it) becomes one kernel, "<name>_kernel<k>",
+ *   of the device module: NVPTX for `cuda -arch=sm_XX` (PTX for that arch),
+ *   AMDGPU for `rocm -mcpu=gfxXXX` (an HSACO code object, linked with
+ *   ld.lld). Its grid and block sizes are the extents of the loops bound to
+ *   blockIdx.x/y/z and threadIdx.x/y/z (vthread loops stay serial loops in
+ *   the kernel); its parameters are the buffers' data pointers and the
+ *   scalars the kernel uses. Inside: "shared" allocations in shared memory,
+ *   "local" ones in registers/private memory, barriers where a thread may
+ *   read shared memory another thread wrote (a lowering pass inserts them),
+ *   vector loads and stores, reductions over a threadIdx-bound loop with
+ *   warp shuffles;
+ * - the host function keeps the DLPack ABI above (device type kDLCUDA or
+ *   kDLROCM, data pointers are device pointers, all arguments on one
+ *   device), evaluates each kernel's launch sizes and calls
+ *   mlc_rt_gpu_launch (runtime/runtime.h) with the device image embedded in
+ *   the host code. Host code never touches buffer data: a loop that is not
+ *   bound to a thread and contains a buffer access outside any kernel is
+ *   MLC_EUNSUPPORTED ("gmm: loop i is not bound to a GPU thread; bind the
+ *   outer loops of every block (sch.bind) or use the default schedule").
+ * The JIT runs the host code in-process (it launches through the runtime);
+ * emitting MLC_EMIT_DEVICE writes the device image. */
 /* Lower + codegen of scheduled functions (their names are the symbols). */
 int mlc_build(mlc_module_t **out, tir_func_t *const *scheduled, int n, const mlc_target_t *target,
               const mlc_lower_options_t *opts);
 void mlc_module_free(mlc_module_t *m); /* NULL is fine */
 
-typedef enum { MLC_EMIT_OBJ, MLC_EMIT_ASM, MLC_EMIT_LL, MLC_EMIT_SO, MLC_EMIT_HEADER } mlc_emit_kind_t;
+typedef enum { MLC_EMIT_OBJ, MLC_EMIT_ASM, MLC_EMIT_LL, MLC_EMIT_SO, MLC_EMIT_HEADER, MLC_EMIT_DEVICE } mlc_emit_kind_t;
 /* Writes the module: an object file, assembly, textual LLVM IR, a shared
  * library (the object linked with the mlc runtime, `cc -shared`), or a C
- * header with one prototype per function. MLC_EIO on failure. */
+ * header with one prototype per function. For GPU targets OBJ, SO and
+ * HEADER are the host side (with the device image inside), ASM and LL the
+ * device side (PTX / AMDGPU assembly, the device LLVM IR), and DEVICE the
+ * device image alone (.ptx text for cuda, .hsaco for rocm); DEVICE on a CPU
+ * module is MLC_EINVAL. MLC_EIO on failure. */
 int mlc_module_emit(const mlc_module_t *m, mlc_emit_kind_t kind, const char *path);
 /* The emitted text (LL/ASM/HEADER) as a string (mlc_free). */
 char *mlc_module_text(const mlc_module_t *m, mlc_emit_kind_t kind);
@@ -190,8 +219,13 @@ const char *mlc_last_error(void);
  * says why; the schedule stays valid and means what the function means);
  * the result always lowers and builds. `sch` is a fresh schedule of the
  * function (sch_create); primitives are recorded in its trace as usual.
- * MLC_OK, or MLC_EINVAL for a NULL argument, MLC_EUNSUPPORTED for a
- * non-llvm target (GPU defaults come with the GPU step), MLC_ENOMEM. */
+ * For GPU targets (cuda, rocm) instead: each such block's spatial loops
+ * fused, split by the target's max_threads_per_block (or less, to divide
+ * the extent) and bound to blockIdx.x / threadIdx.x; its reduction loops
+ * stay serial inside the thread (a reduction with no spatial loop runs on
+ * one block, its reduction split and bound to threadIdx.x as a cross-thread
+ * reduction).
+ * MLC_OK, or MLC_EINVAL for a NULL argument, MLC_ENOMEM. */
 int mlc_default_schedule(sch_t *sch, const mlc_target_t *target);
 
 /* What the compiler did with one function of the module. */

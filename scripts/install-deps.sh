@@ -16,6 +16,8 @@ packages=(
   libpq-dev postgresql          # the PostgreSQL backend; tests start a throwaway cluster
   libxgboost-dev                # the cost model (XGBoost's C API)
   libzmq3-dev                   # the tuning farm's transport (ZeroMQ)
+  lld                           # links AMDGPU code objects (HSACO)
+  yamllint python3-yaml         # checks of deploy/'s Kubernetes manifests
 )
 
 missing=()

@@ -68,9 +68,15 @@ struct worker_device {
 };
 
 extern const worker_backend_t worker_backend_cpu;
+/* GPUs (worker_gpu.c): the driver is loaded at run time (runtime/runtime.h),
+ * so these exist in every build; discover says "no CUDA driver ..." or
+ * "no CUDA device" (MLC_ENOTFOUND) on a machine without one. Discovery and
+ * measurement initialise the driver only in forked children: the measuring
+ * process forks a child per candidate, and CUDA does not survive fork(). */
+extern const worker_backend_t worker_backend_cuda;
+extern const worker_backend_t worker_backend_rocm;
 
-/* The backend for a kind of target; NULL when this build has none (cuda and
- * rocm until step 8). */
+/* The backend for a kind of target. */
 const worker_backend_t *worker_backend_for(mlc_target_kind_t kind);
 
 /* Opens device `index` for target (NULL: the host CPU) under worker_id
