@@ -177,6 +177,13 @@ typedef struct {
   int heartbeat_ms, liveness;
   rpc_run_job_fn run;
   void *payload;
+  /* NULL: none. Else a file rewritten (write to PATH.tmp, rename) about once
+   * a second while the worker runs, for probes (`mlc-worker health`): one
+   * JSON line {"worker_id", "device_key", "broker", "connected" (a message
+   * from the broker within the liveness window), "running" (jobs being
+   * measured), "jobs_done", "updated_at_ms" (wall clock), "pid"}; removed
+   * when rpc_worker_run returns. A write that fails is logged once. */
+  const char *health_file;
 } rpc_worker_options_t;
 
 /* Connects, announces READY, runs jobs until *stop; reconnects with

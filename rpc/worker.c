@@ -22,16 +22,24 @@
  * finish and their results go out (heartbeats continue meanwhile, for up to
  * DRAIN_MAX_MS), and only then DISCONNECT, upon which the broker re-queues
  * the jobs this worker held but never started.
+ *
+ * With a health file (options), the loops above rewrite it once a second:
+ * probes read whether the worker is alive (fresh) and connected.
  */
 #include "rpc/rpc_priv.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 32000
 #define DRAIN_MAX_MS 120000 /* longer than a job's build and run deadlines */
+#define HEALTH_EVERY_MS 1000
 
 typedef struct job_node {
   struct job_node *next;
@@ -54,6 +62,10 @@ typedef struct {
   job_node_t *head, *tail;
   bool quit;
   int running;                /* jobs a runner has taken and not yet answered */
+  /* health file */
+  bool heard;                 /* a message from the broker since connecting */
+  int64_t jobs_done, next_health;
+  bool health_warned;
 } worker_t;
 
 /* ------------------------------------------------------------------------ */
@@ -207,6 +219,7 @@ static int connect_broker(worker_t *w) {
   zmq_poll(&item, 1, 200);
   send_ready(w);
   w->last_heard = rpc_now_ms();
+  w->heard = false;
   return MLC_OK;
 }
 
@@ -240,6 +253,7 @@ static void on_message(worker_t *w, rpc_recv_t *r) {
     return;
   }
   w->last_heard = rpc_now_ms();
+  w->heard = true;
   w->backoff = BACKOFF_MIN_MS;
   switch (r->msg.cmd) {
   case RPC_JOB: take_job(w, r); break;
@@ -264,6 +278,45 @@ static void forward_results(worker_t *w) {
     if (!w->sock || rpc_send_frame(w->sock, NULL, 0, RPC_RESULT, &m) != MLC_OK)
       MLC_WARN("worker: a result was lost: %s", w->sock ? mlc_error_last() : "no connection to the broker");
     zmq_msg_close(&m);
+    w->jobs_done++;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Health file                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void write_health(worker_t *w) {
+  const char *path = w->o->health_file;
+  int64_t now = rpc_now_ms();
+  if (!path || now < w->next_health) return;
+  w->next_health = now + HEALTH_EVERY_MS;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  bool connected = w->sock && w->heard && now - w->last_heard <= (int64_t)w->hb * w->liveness;
+  json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:i, s:I, s:I, s:I}", "worker_id", w->o->worker_id, "device_key",
+                        w->o->device_key, "broker", w->o->broker, "connected", connected, "running",
+                        running_jobs(w), "jobs_done", (json_int_t)w->jobs_done, "updated_at_ms",
+                        (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, "pid", (json_int_t)getpid());
+  char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  json_decref(j);
+  char tmp[4096];
+  int st = MLC_ENOMEM;
+  if (text && snprintf(tmp, sizeof tmp, "%s.tmp", path) < (int)sizeof tmp) {
+    mlc_strbuf_t line;
+    mlc_sb_init(&line);
+    mlc_sb_printf(&line, "%s\n", text);
+    st = mlc_write_file(tmp, mlc_sb_str(&line), strlen(mlc_sb_str(&line)));
+    mlc_sb_free(&line);
+    if (st == MLC_OK && rename(tmp, path) != 0)
+      st = mlc_error_set(MLC_EIO, "rename %s: %s", path, strerror(errno));
+  }
+  free(text);
+  if (st != MLC_OK && !w->health_warned) {
+    MLC_WARN("worker: cannot write the health file %s: %s", path, mlc_error_or("out of memory"));
+    w->health_warned = true;
+  } else if (st == MLC_OK) {
+    w->health_warned = false;
   }
 }
 
@@ -279,6 +332,7 @@ static int reconnect(worker_t *w, volatile int *stop) {
     zmq_pollitem_t item = {w->results, 0, ZMQ_POLLIN, 0};
     zmq_poll(&item, 1, 100);
     forward_results(w);
+    write_health(w);
   }
   w->backoff = w->backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : w->backoff * 2;
   return *stop ? MLC_OK : connect_broker(w);
@@ -302,6 +356,7 @@ static void drain(worker_t *w) {
     zmq_pollitem_t item = {w->results, 0, ZMQ_POLLIN, 0};
     zmq_poll(&item, 1, idle ? 0 : 100);
     forward_results(w);
+    write_health(w);
     rpc_recv_t r;
     while (w->sock && rpc_recv(w->sock, false, &r) == MLC_OK) rpc_recv_free(&r); /* beats only matter now */
     int64_t now = rpc_now_ms();
@@ -327,6 +382,7 @@ static int worker_loop(worker_t *w, volatile int *stop) {
       rpc_recv_free(&r);
     }
     forward_results(w);
+    write_health(w);
     now = rpc_now_ms();
     if (now - w->last_heard > (int64_t)w->hb * w->liveness) {
       st = reconnect(w, stop);
@@ -403,6 +459,7 @@ int rpc_worker_run(const rpc_worker_options_t *opts, volatile int *stop) {
   char detail[1024];
   snprintf(detail, sizeof detail, "%s", mlc_error_last());
   runners_stop(&w);
+  if (opts->health_file) unlink(opts->health_file);
   if (w.sock) {
     int linger = 200; /* let DISCONNECT go out */
     zmq_setsockopt(w.sock, ZMQ_LINGER, &linger, sizeof linger);

@@ -3,7 +3,8 @@
  * docs/mlc-worker.md):
  *
  *   mlc-worker --broker ENDPOINT [--target T] [--device N]
- *              [--curve-keys DIR --key NAME] [--worker-id ID]
+ *              [--curve-keys DIR --key NAME] [--worker-id ID] [--health-file PATH]
+ *   mlc-worker health PATH [--max-age S] [--live]   (cmd_worker_health.c)
  *
  * Opens the device (worker.h: the backend for T's kind, the host CPU when no
  * target is given), forks the measuring process while the program still has
@@ -39,6 +40,7 @@ enum { EXIT_OK = MLC_WORKER_EXIT_OK, EXIT_WORK = MLC_WORKER_EXIT_WORK, EXIT_USAG
 
 static const char help[] =
     "usage: " PROG " --broker ENDPOINT [options]\n"
+    "       " PROG " health PATH [--max-age S] [--live]\n"
     "\n"
     "Connects to an mlc-broker, announces this machine's device and measures the\n"
     "candidates the broker sends (replay the trace, compile, time, optionally check\n"
@@ -51,6 +53,9 @@ static const char help[] =
     "  --curve-keys DIR    CURVE keys: DIR/server.pub and this worker's key pair\n"
     "  --key NAME          the key pair's name in DIR (with --curve-keys)\n"
     "  --worker-id ID      name in records and logs (default HOST-cpuN-PID)\n"
+    "  --health-file PATH  rewrite PATH every second with the worker's state (JSON)\n"
+    "                      for probes; `" PROG " health PATH` checks it (exit 0 when\n"
+    "                      fresh and connected; --live: fresh only)\n"
     "\n"
     "SIGINT or SIGTERM: finish the running job, send its result, exit 0; a second\n"
     "one exits at once. Log level: MLC_LOG=debug|info|warn|error (default info).\n"
@@ -61,7 +66,7 @@ static const char help[] =
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
-  const char *broker, *target, *curve_keys, *key, *worker_id, *device;
+  const char *broker, *target, *curve_keys, *key, *worker_id, *device, *health_file;
   bool helped;
 } cli_t;
 
@@ -81,8 +86,10 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 }
 
 static int parse_option(cli_t *c, int argc, char **argv, int *i) {
-  static const char *const names[] = {"--broker", "--target", "--curve-keys", "--key", "--worker-id", "--device"};
-  const char **slots[] = {&c->broker, &c->target, &c->curve_keys, &c->key, &c->worker_id, &c->device};
+  static const char *const names[] = {"--broker",    "--target", "--curve-keys", "--key",
+                                      "--worker-id", "--device", "--health-file"};
+  const char **slots[] = {&c->broker,    &c->target, &c->curve_keys, &c->key,
+                          &c->worker_id, &c->device, &c->health_file};
   const char *arg = argv[*i];
   if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
     c->helped = true;
@@ -222,6 +229,7 @@ static int serve(const cli_t *c, const worker_device_t *dev) {
       .liveness = MLC_RPC_LIVENESS,
       .run = run_job,
       .payload = &w,
+      .health_file = c->health_file,
   };
   MLC_INFO("worker %s: device %s %s, broker %s", dev->worker_id, dev->device_key, dev->device_json, c->broker);
   struct sigaction old[2];
@@ -239,6 +247,7 @@ static int serve(const cli_t *c, const worker_device_t *dev) {
 
 int mlc_worker_main(int argc, char **argv) {
   mlc_log_set_program(PROG);
+  if (argc >= 2 && strcmp(argv[1], "health") == 0) return mlc_worker_health_main(argc - 1, argv + 1);
   if (argc == 2 && strcmp(argv[1], "--version") == 0) {
     printf(PROG " %s\n", MLC_VERSION);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_WORK;

@@ -18,4 +18,12 @@ enum {
  * stderr; returns the exit status above. */
 int mlc_worker_main(int argc, char **argv);
 
+/* `mlc-worker health PATH [--max-age S] [--live]` (argv[0] is "health"):
+ * reads the health file a running worker keeps (--health-file) and returns
+ * 0 when it was updated within S seconds (default 10) and, unless --live,
+ * says the worker is connected to its broker; 1 otherwise, with one line
+ * on stderr saying why (missing, stale, disconnected, unreadable); 2 on bad
+ * usage. For container health checks and Kubernetes probes. */
+int mlc_worker_health_main(int argc, char **argv);
+
 #endif /* MLC_WORKERS_CMD_WORKER_H */
