@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "workers/cmd_worker.h"
@@ -74,13 +75,13 @@ int mlc_worker_health_main(int argc, char **argv) {
     fputs(help, stdout);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_WORK;
   }
+  struct stat sb;
+  if (stat(path, &sb) != 0 && errno == ENOENT)
+    return mlc_cli_fail(PROG, EXIT_WORK, "%s: no health file (is the worker running with --health-file?)", path);
   json_error_t err;
   json_t *h = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-  if (!h) {
-    if (errno == ENOENT || strstr(err.text, "No such file"))
-      return mlc_cli_fail(PROG, EXIT_WORK, "%s: no health file (is the worker running with --health-file?)", path);
+  if (!h)
     return mlc_cli_fail(PROG, EXIT_WORK, "%s:%d:%d: unreadable health file: %s", path, err.line, err.column, err.text);
-  }
   const json_t *at = json_object_get(h, "updated_at_ms"), *conn = json_object_get(h, "connected");
   const char *broker = json_string_value(json_object_get(h, "broker"));
   const char *id = json_string_value(json_object_get(h, "worker_id"));

@@ -61,7 +61,7 @@ MLC_LOG=warn "$BUILD/mlc-worker" --broker "$EP" --health-file "$HF" --worker-id 
 WORKER=$!
 PIDS+=("$WORKER")
 
-if wait_healthy "$HF" 20; then
+if wait_healthy "$HF" 40; then
   grep -q '"worker_id":"probe-test"' "$HF" || fail "health file lacks the worker id: $(cat "$HF")"
   grep -q '"connected":true' "$HF" || fail "health file does not say connected: $(cat "$HF")"
   # The broker goes away: still live, no longer ready (3 missed beats).
