@@ -39,7 +39,8 @@ extern "C" {
   X(VECTORIZE,           "vectorize",                mlc_pass_vectorize)         \
   X(UNROLL,              "unroll",                   mlc_pass_unroll)            \
   X(SIMPLIFY,            "simplify",                 mlc_pass_simplify)          \
-  X(STORAGE_REWRITE,     "storage-rewrite",          mlc_pass_storage_rewrite)
+  X(STORAGE_REWRITE,     "storage-rewrite",          mlc_pass_storage_rewrite)   \
+  X(GPU_SYNC,            "gpu-sync",                 mlc_pass_gpu_sync)
 
 typedef enum {
 #define MLC_ENUM_(e, name, fn) MLC_PASS_##e,
@@ -86,7 +87,12 @@ int mlc_lower(tir_func_t **out, const tir_func_t *scheduled, const mlc_target_t 
  * - loops marked unrolled with a constant extent are replicated; parallel
  *   loops remain FOR with kind PARALLEL (the code generator outlines them);
  *   thread-bound loops remain for the GPU code generators;
- * - the function is simplified (tir_simplify_stmt). */
+ * - the function is simplified (tir_simplify_stmt);
+ * - GPU targets only (gpu-sync; a no-op for llvm): inside kernels, an
+ *   `T.evaluate(T.tvm_storage_sync("shared"))` barrier wherever a thread may
+ *   read shared memory another thread wrote, or overwrite shared memory
+ *   others read, since the last barrier; never inside a branch or loop that
+ *   depends on threadIdx (compiler/lower/gpu_sync.c). */
 
 /* ------------------------------------------------------------------------ */
 /* Code generation                                                           */
@@ -220,11 +226,14 @@ const char *mlc_last_error(void);
  * the result always lowers and builds. `sch` is a fresh schedule of the
  * function (sch_create); primitives are recorded in its trace as usual.
  * For GPU targets (cuda, rocm) instead: each such block's spatial loops
- * fused, split by the target's max_threads_per_block (or less, to divide
- * the extent) and bound to blockIdx.x / threadIdx.x; its reduction loops
- * stay serial inside the thread (a reduction with no spatial loop runs on
- * one block, its reduction split and bound to threadIdx.x as a cross-thread
- * reduction).
+ * moved above its reduction loops; the innermost spatial loops whose
+ * extents multiply to at most the target's max_threads_per_block fused and
+ * bound to threadIdx.x, the outer ones fused and bound to blockIdx.x (an
+ * innermost loop longer than that is first split by a divisor); whole
+ * loops are fused so the bindings stay affine. Its reduction loops stay
+ * serial inside the thread. A block with no spatial loop runs on one
+ * thread (a unit loop bound to blockIdx.x; the cross-thread reduction of
+ * DESIGN.md is not generated yet).
  * MLC_OK, or MLC_EINVAL for a NULL argument, MLC_ENOMEM. */
 int mlc_default_schedule(sch_t *sch, const mlc_target_t *target);
 

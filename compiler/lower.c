@@ -13,6 +13,7 @@
 #include "compiler/compiler.h"
 #include "compiler/lower/compact_buffers.h"
 #include "compiler/lower/flatten_buffers.h"
+#include "compiler/lower/gpu_sync.h"
 #include "compiler/lower/lower_init_block.h"
 #include "compiler/lower/plan_allocations.h"
 #include "compiler/lower/remove_blocks.h"

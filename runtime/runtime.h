@@ -108,12 +108,19 @@ int32_t mlc_rt_gpu_launch(int32_t kind, int32_t device, const void *image, uint6
                           const char *kernel, const uint32_t grid[3], const uint32_t block[3],
                           uint32_t dynamic_shared_bytes, void **args);
 
+/* Forgets the modules loaded from `image` on every device (unloading them
+ * where the driver is usable): for a holder of device code that is about to
+ * free it (a JIT dropping a module), so a later image at the same address
+ * is never served the old code. Safe to call for an image never launched. */
+void mlc_rt_gpu_unload_image(const void *image);
+
 /* Timing with events on the current stream: start records an event, stop
  * records another, waits for it and gives the seconds between them. */
 typedef struct mlc_rt_gpu_timer mlc_rt_gpu_timer_t;
 int32_t mlc_rt_gpu_timer_start(int32_t kind, int32_t device, mlc_rt_gpu_timer_t **out);
 int32_t mlc_rt_gpu_timer_stop(mlc_rt_gpu_timer_t *t, double *secs); /* frees t */
-/* Evicts the device's L2 cache (writes a scratch buffer of its size). */
+/* Evicts the device's L2 cache: writes a scratch buffer of twice its size
+ * (kept per device) on the current stream. */
 int32_t mlc_rt_gpu_flush_l2(int32_t kind, int32_t device);
 
 #ifdef __cplusplus

@@ -57,6 +57,8 @@ void mlc_measure_options_default(mlc_measure_options_t *opts) {
   opts->seed = 1;
   opts->in_process = false;
   opts->reference = NULL;
+  opts->device = 0;
+  opts->prebuilt_kind = MLC_TARGET_LLVM;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -84,6 +86,7 @@ static int validate_options(const mlc_measure_options_t *o) {
     return mlc_error_set(MLC_EINVAL, "measure: timeouts must be positive (build %g s, run %g s)",
                          o->build_timeout_s, o->run_timeout_s);
   if (!(o->rtol >= 0)) return mlc_error_set(MLC_EINVAL, "measure: rtol is %g, must be >= 0", o->rtol);
+  if (o->device < 0) return mlc_error_set(MLC_EINVAL, "measure: device is %d, must be >= 0", o->device);
   return MLC_OK;
 }
 
@@ -96,8 +99,9 @@ static int prepare(mlc_measure_options_t *o, mlc_measure_result_t *out, const ti
   else mlc_measure_options_default(o);
   if (!out || !workload || (need_target && !target)) return mlc_error_set(MLC_EINVAL, "measure: NULL argument");
   memset(out, 0, sizeof *out);
-  if (need_target && target->kind != MLC_TARGET_LLVM)
-    return mlc_error_set(MLC_EUNSUPPORTED, "measure: only llvm (CPU) targets are measured here");
+  if (need_target && target->kind != MLC_TARGET_LLVM && target->kind != MLC_TARGET_CUDA &&
+      target->kind != MLC_TARGET_ROCM)
+    return mlc_error_set(MLC_EUNSUPPORTED, "measure: target kind %d is not measured here", (int)target->kind);
   int rc = validate_options(o);
   return rc == MLC_OK ? measure_validate(workload, o) : rc;
 }

@@ -28,7 +28,8 @@ typedef struct {
                             one repeat lasts min_repeat_ms */
   int repeat;            /* repeats, each giving one run_secs entry (default 1) */
   int min_repeat_ms;     /* default 100 */
-  bool flush_cache;      /* flush the CPU caches between repeats (default false) */
+  bool flush_cache;      /* flush the caches between repeats (default false): the
+                            CPU's caches, or on a GPU its L2 (mlc_rt_gpu_flush_l2) */
   double build_timeout_s;/* default 30; counted from the start of the job */
   double run_timeout_s;  /* default 30; counted from the end of the build */
   bool check_correctness;/* compare outputs with tir_interp_run (default false) */
@@ -41,6 +42,12 @@ typedef struct {
                             same parameters (count, dtypes, shapes) as the
                             workload: checks a hand-written kernel against a
                             specification. Borrowed. */
+  int device;            /* GPU targets: which device of the target's kind, as
+                            the driver numbers them (default 0). Not sent on the
+                            wire: a worker measures on its own --device. */
+  mlc_target_kind_t prebuilt_kind; /* mlc_measure_prebuilt: the kind of target
+                            the object was built for (default MLC_TARGET_LLVM:
+                            the host CPU; cuda/rocm: run on GPU `device`) */
 } mlc_measure_options_t;
 
 /* The defaults above. */
@@ -57,8 +64,14 @@ typedef struct {
 /* Median of run_secs (the one statistic used everywhere); 0 when none. */
 double mlc_measure_median(const mlc_measure_result_t *r);
 
-/* Measures `trace` applied to `workload` on the host CPU for `target`
- * (an llvm target). Returns MLC_OK whenever a result was produced, including
+/* Measures `trace` applied to `workload` for `target`: on the host CPU for
+ * an llvm target; on GPU opts->device for a cuda or rocm target (the
+ * driver loaded in the candidate's child, never in the caller: see
+ * runtime.h on fork; buffers in device memory filled from the same random
+ * host values, one warm-up launch and a sync, then repeats timed with GPU
+ * events, the L2 flushed before each repeat with flush_cache, the check
+ * run on outputs copied back; a driver that is missing or a device that
+ * does not exist is a `run` error naming it). Returns MLC_OK whenever a result was produced, including
  * failed candidates (their error kind says why); an error status only when
  * the measurement itself could not be attempted (bad arguments, fork failed). */
 int mlc_measure(mlc_measure_result_t *out, const tir_func_t *workload, const sch_trace_t *trace,

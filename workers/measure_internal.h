@@ -9,6 +9,8 @@
  *                  or in two halves (build to an object file; run one)
  * measure_args.c   argument buffers and the comparison with the interpreter
  * measure_timer.c  `number` growth, repeats, cache flush
+ * measure_gpu.c    the same on a GPU: device buffers, event timing, the
+ *                  check through copies
  */
 #ifndef MLC_WORKERS_MEASURE_INTERNAL_H
 #define MLC_WORKERS_MEASURE_INTERNAL_H
@@ -142,5 +144,21 @@ bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn
 /* Bytes written to flush the caches: 5/4 of the last-level cache
  * (sysconf(_SC_LEVEL3_CACHE_SIZE), else /sys), 64 MiB when unknown. */
 size_t measure_flush_bytes(void);
+
+/* ------------------------------------------------------------------------ */
+/* GPUs (measure_gpu.c)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Warm-up, timing and the check of a GPU target's host launcher fn on GPU
+ * opts->device of `kind` (cuda or rocm): buffers in device memory with the
+ * random values of measure_args_init, one warm-up call and a sync, timing
+ * with the runtime's event timers (`number` grown as measure_time grows it,
+ * the L2 flushed before each repeat with flush_cache), and measure_check
+ * through a wrapper that copies the state to the device, runs fn, syncs and
+ * copies every buffer back. Tells rep when it enters TIMING and CHECK.
+ * Fills out as run() does for the CPU (a missing driver or device, an
+ * allocation or a launch that fails, a kernel fault: RUN). */
+void measure_gpu_run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t *workload,
+                     mlc_target_kind_t kind, const mlc_measure_options_t *opts, const measure_reporter_t *rep);
 
 #endif /* MLC_WORKERS_MEASURE_INTERNAL_H */

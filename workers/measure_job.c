@@ -96,9 +96,19 @@ static void kernel_failed(mlc_measure_result_t *out, int32_t rc) {
   else measure_fail(out, MLC_ERROR_KIND_RUN, "the kernel returned %d", (int)rc);
 }
 
-/* Warm-up, timing and the check, on a built kernel. */
+static void job_enter(measure_phase_t phase, double build_secs, void *payload) {
+  enter(payload, phase, build_secs);
+}
+
+/* Warm-up, timing and the check, on a built kernel (a GPU target's host
+ * launcher goes to measure_gpu_run). */
 static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t *workload,
-                const mlc_measure_options_t *opts, const job_t *job) {
+                const mlc_measure_options_t *opts, const job_t *job, mlc_target_kind_t kind) {
+  if (kind != MLC_TARGET_LLVM) {
+    measure_reporter_t rep = {.enter = job_enter, .payload = (void *)job};
+    measure_gpu_run(out, fn, workload, kind, opts, &rep);
+    return;
+  }
   measure_args_t args;
   const tir_func_t *ref = opts->reference ? opts->reference : workload;
   if (measure_args_init(&args, workload, ref, opts->seed, opts->check_correctness) != MLC_OK) {
@@ -130,7 +140,7 @@ static void job_full(mlc_measure_result_t *out, const measure_job_t *j, const jo
   out->build_secs = measure_now() - job->start;
   if (fn) {
     enter(job, MEASURE_PHASE_WARMUP, out->build_secs);
-    run(out, fn, j->workload, j->opts, job);
+    run(out, fn, j->workload, j->opts, job, j->target->kind);
   }
   mlc_jit_free(jit);
   sch_free(sch);
@@ -165,7 +175,7 @@ static void job_prebuilt(mlc_measure_result_t *out, const measure_job_t *j, cons
   out->build_secs = measure_now() - job->start;
   if (fn) {
     enter(job, MEASURE_PHASE_WARMUP, out->build_secs);
-    run(out, fn, j->workload, j->opts, job);
+    run(out, fn, j->workload, j->opts, job, j->opts->prebuilt_kind);
   }
   mlc_jit_free(jit);
 }

@@ -62,7 +62,7 @@ int worker_job_decode(worker_job_t *out, const rpc_job_t *job) {
 /* ------------------------------------------------------------------------ */
 
 const worker_backend_t *worker_backend_for(mlc_target_kind_t kind) {
-  static const worker_backend_t *const backends[] = {&worker_backend_cpu};
+  static const worker_backend_t *const backends[] = {&worker_backend_cpu, &worker_backend_cuda, &worker_backend_rocm};
   for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
     if (backends[i]->kind == kind) return backends[i];
   return NULL;

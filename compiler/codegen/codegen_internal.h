@@ -12,11 +12,24 @@
 
 #include "compiler/compiler.h"
 
+typedef struct cg_gpu_target cg_gpu_target_t;
+
 struct mlc_module {
   LLVMContextRef ctx;         /* owned */
-  LLVMModuleRef mod;          /* owned (until handed to a JIT) */
-  LLVMTargetMachineRef tm;    /* owned */
+  LLVMModuleRef mod;          /* owned (until handed to a JIT); GPU: host code */
+  LLVMTargetMachineRef tm;    /* owned; GPU: the host's */
   mlc_target_t target;
+  /* GPU targets (gpu.h): the code generator, the host CPU the host code is
+   * for, the device module (same context) with its target machine, and the
+   * device image once generated (PTX text with its NUL, or an HSACO). */
+  const cg_gpu_target_t *gpu; /* NULL for CPU modules */
+  int gpu_kind;               /* kDLCUDA / kDLROCM */
+  mlc_target_t host;
+  LLVMModuleRef dev_mod;      /* owned */
+  LLVMTargetMachineRef dev_tm;/* owned */
+  int nkernels;
+  char *image;                /* mlc_malloc'd */
+  size_t image_size;
   int nfuncs;
   char **func_names;          /* exported symbols, mlc_malloc'd */
   char **func_protos;         /* C prototypes for the header, mlc_malloc'd */

@@ -10,6 +10,7 @@
  * not the rewritten one.
  */
 #include "compiler/codegen/module_priv.h"
+#include "compiler/codegen/gpu.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -138,9 +139,7 @@ static int write_temp_obj(const mlc_module_t *m, char *path, size_t len) {
   return rc;
 }
 
-/* Runs argv (no shell), its stdout and stderr into *output. Returns the exit
- * status, or -1 when it could not be started. */
-static int run_capture(char *const argv[], mlc_strbuf_t *output) {
+int cg_run_capture(char *const argv[], mlc_strbuf_t *output) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   posix_spawn_file_actions_t actions;
@@ -178,7 +177,7 @@ static int write_so(const mlc_module_t *m, const char *path) {
                   "-Wl,-Bsymbolic", NULL};
   mlc_strbuf_t output;
   mlc_sb_init(&output);
-  int status = run_capture(argv, &output);
+  int status = cg_run_capture(argv, &output);
   if (status != 0)
     rc = mlc_error_set(MLC_EIO, "cannot link shared library %s (%s %s): %s", path, argv[0],
                        status < 0 ? "could not run" : "failed", mlc_sb_str(&output));
@@ -212,13 +211,23 @@ static bool valid_kind(mlc_emit_kind_t kind) {
   return (unsigned)kind < sizeof emit_kinds / sizeof emit_kinds[0];
 }
 
+/* GPU modules: the device side for ASM and LL (gpu_module.c). */
+static bool device_text(const mlc_module_t *m, mlc_emit_kind_t kind) {
+  return m->gpu && (kind == MLC_EMIT_ASM || kind == MLC_EMIT_LL);
+}
+
 int mlc_module_emit(const mlc_module_t *m, mlc_emit_kind_t kind, const char *path) {
   int rc = check_module(m);
   if (rc != MLC_OK) return rc;
+  if (kind == MLC_EMIT_DEVICE) {
+    if (!m->gpu) return mlc_error_set(MLC_EINVAL, "a device image needs a GPU target (cuda, rocm), not llvm");
+    if (!path || !*path) return mlc_error_set(MLC_EIO, "no output path for the device image");
+    return cg_gpu_write_image(m, path);
+  }
   if (!valid_kind(kind)) return mlc_error_set(MLC_EINVAL, "unknown emit kind %d", (int)kind);
   if (!path || !*path) return mlc_error_set(MLC_EIO, "no output path for the %s", emit_kinds[kind].what);
   if (emit_kinds[kind].file) return emit_kinds[kind].file(m, path);
-  char *text = emit_kinds[kind].text(m);
+  char *text = device_text(m, kind) ? cg_gpu_text(m, kind) : emit_kinds[kind].text(m);
   if (!text) return mlc_error_last_code() ? mlc_error_last_code() : MLC_ENOMEM;
   rc = mlc_write_file(path, text, strlen(text));
   mlc_free(text);
@@ -227,6 +236,7 @@ int mlc_module_emit(const mlc_module_t *m, mlc_emit_kind_t kind, const char *pat
 
 char *mlc_module_text(const mlc_module_t *m, mlc_emit_kind_t kind) {
   if (check_module(m) != MLC_OK) return NULL;
+  if (device_text(m, kind)) return cg_gpu_text(m, kind);
   if (!valid_kind(kind) || !emit_kinds[kind].text) {
     mlc_error_set(MLC_EINVAL, "emit kind %d has no text form", (int)kind);
     return NULL;

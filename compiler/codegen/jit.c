@@ -10,7 +10,8 @@
  *
  * Symbols the generated code calls resolve, in this order, to:
  *  - the runtime linked into this program (mlc_rt_parallel_for,
- *    mlc_rt_error, mlc_last_error, half-precision helpers) and the libc and
+ *    mlc_rt_error, mlc_last_error, the GPU launch and device memory calls of
+ *    GPU host code, half-precision helpers) and the libc and
  *    libm functions LLVM may call, defined as absolute addresses so JIT code
  *    calls exactly the runtime this program uses;
  *  - anything else the process exports (dlsym), as a fallback.
@@ -60,6 +61,7 @@ extern double __powidf2(double x, int n);
 /* The symbols defined in every JIT, by name and address. */
 #define MLC_JIT_RUNTIME(X)                                                        \
   X(mlc_rt_parallel_for) X(mlc_rt_error) X(mlc_last_error) X(mlc_rt_num_threads)  \
+  X(mlc_rt_gpu_launch) X(mlc_rt_gpu_alloc) X(mlc_rt_gpu_free)                     \
   X(mlc_rt_set_num_threads) X(__gnu_h2f_ieee) X(__gnu_f2h_ieee)                    \
   MLC_JIT_HALF_LIBGCC(X) X(__powisf2) X(__powidf2)
 #define MLC_JIT_LIBC(X) \

@@ -56,6 +56,7 @@ typedef struct {
   deferred_t *deferred;
   int ndeferred;
   LLVMValueRef *ptrs;        /* per parameter: the data pointer passed to the kernel */
+  LLVMValueRef device;       /* GPU: the first buffer's device_id (i32) */
 } abi_t;
 
 /* ------------------------------------------------------------------------ */
@@ -222,11 +223,28 @@ static LLVMValueRef check_data(abi_t *abi, const char *prefix, LLVMValueRef tens
   return data;
 }
 
+/* CPU modules: kDLCPU. GPU modules: the GPU's device type, and every
+ * buffer on the first one's device_id (abi->device, passed to the host
+ * code that launches the kernels). */
 static void check_device(abi_t *abi, const char *prefix, LLVMValueRef tensor) {
   cg_t *cg = abi->cg;
   LLVMValueRef p = LLVMBuildStructGEP2(cg->b, abi->t_tensor, tensor, DL_DEVICE, "");
   LLVMValueRef type = LLVMBuildLoad2(cg->b, cg->t_i32, LLVMBuildStructGEP2(cg->b, abi->t_device, p, 0, ""), "");
-  cg_check(cg, eq(cg, type, cg_i32(cg, kDLCPU)), fmt(abi, prefix, "device_type is %d, expected 1 (CPU)"), &type, 1);
+  if (!cg->m->gpu) {
+    cg_check(cg, eq(cg, type, cg_i32(cg, kDLCPU)), fmt(abi, prefix, "device_type is %d, expected 1 (CPU)"), &type, 1);
+    return;
+  }
+  int kind = cg->m->gpu_kind;
+  const char *rest = mlc_arena_printf(cg->arena, "device_type is %%d, expected %d (%s)", kind,
+                                      kind == kDLCUDA ? "CUDA" : "ROCm");
+  cg_check(cg, eq(cg, type, cg_i32(cg, kind)), fmt(abi, prefix, rest), &type, 1);
+  LLVMValueRef id = LLVMBuildLoad2(cg->b, cg->t_i32, LLVMBuildStructGEP2(cg->b, abi->t_device, p, 1, ""), "");
+  if (!abi->device) {
+    abi->device = id;
+    return;
+  }
+  LLVMValueRef both[2] = {id, abi->device};
+  cg_check(cg, eq(cg, id, abi->device), fmt(abi, prefix, "device_id is %d, the first buffer's is %d"), both, 2);
 }
 
 /* data + byte_offset as i8*. */
@@ -420,11 +438,12 @@ static LLVMValueRef call_kernel(abi_t *abi, LLVMValueRef kernel) {
   cg_t *cg = abi->cg;
   const cg_sig_t *sig = abi->sig;
   int n = sig->nptrs + sig->nscalars + sig->ndims, k = 0;
-  LLVMValueRef *args = mlc_arena_alloc(cg->arena, sizeof(LLVMValueRef) * (size_t)(n + 1));
+  LLVMValueRef *args = mlc_arena_alloc(cg->arena, sizeof(LLVMValueRef) * (size_t)(n + 2));
   if (!args) return NULL;
   for (int i = 0; i < sig->nptrs; i++) args[k++] = abi->ptrs[sig->ptr_params[i]];
   for (int i = 0; i < sig->nscalars; i++) args[k++] = cg_lookup(cg, cg->f->params[sig->scalar_params[i]])->value;
   for (int i = 0; i < sig->ndims; i++) args[k++] = cg_lookup(cg, sig->dims[i])->value;
+  if (cg->m->gpu) args[n++] = abi->device ? abi->device : cg_i32(cg, 0);
   return cg_call(cg, kernel, args, n, "");
 }
 

@@ -106,17 +106,27 @@ static LLVMValueRef one_like(cg_t *cg, LLVMValueRef x) {
   return cg_splat(cg, LLVMConstReal(lanes > 1 ? LLVMGetElementType(t) : t, 1.0), lanes);
 }
 
-/* A float math op on x (already in the math type). */
 static LLVMValueRef float_math(cg_t *cg, tir_op_t op, LLVMValueRef x) {
+  if (cg->hooks && cg->hooks->math) return cg->hooks->math(cg, op, x, NULL);
+  return cg_float_math_default(cg, op, x, NULL);
+}
+
+/* A float math op on x (already in the math type). */
+LLVMValueRef cg_float_math_default(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y) {
   const math_op_t *m = math_op_find(op);
   LLVMValueRef r;
   switch (op) {
+  case TIR_OP_POW: {
+    LLVMValueRef args[2] = {x, y};
+    LLVMTypeRef ty = LLVMTypeOf(x);
+    return cg_call_intrinsic(cg, "llvm.pow", &ty, 1, args, 2);
+  }
   case TIR_OP_ABS: return math1(cg, "llvm.fabs", x);
   case TIR_OP_RSQRT:
-    r = math1(cg, "llvm.sqrt", x);
+    r = float_math(cg, TIR_OP_SQRT, x);
     return r ? LLVMBuildFDiv(cg->b, one_like(cg, x), r, "") : NULL;
   case TIR_OP_SIGMOID:
-    r = math1(cg, "llvm.exp", LLVMBuildFNeg(cg->b, x, ""));
+    r = float_math(cg, TIR_OP_EXP, LLVMBuildFNeg(cg->b, x, ""));
     if (!r) return NULL;
     return LLVMBuildFDiv(cg->b, one_like(cg, x), LLVMBuildFAdd(cg->b, one_like(cg, x), r, ""), "");
   default: break;
@@ -161,9 +171,9 @@ static LLVMValueRef pow_call(cg_t *cg, const tir_expr_t *e) {
   if (!tir_dtype_is_float(t) || !tir_dtype_eq(e->u.call.args[0]->dtype, t) ||
       !tir_dtype_eq(e->u.call.args[1]->dtype, t))
     return fail_null(MLC_EUNSUPPORTED, "codegen: %s of these dtypes is not supported", "pow");
-  LLVMValueRef args[2] = {math_enter(cg, a, t), math_enter(cg, b, t)};
-  LLVMTypeRef ty = LLVMTypeOf(args[0]);
-  LLVMValueRef r = cg_call_intrinsic(cg, "llvm.pow", &ty, 1, args, 2);
+  LLVMValueRef x = math_enter(cg, a, t), y = math_enter(cg, b, t);
+  LLVMValueRef r = cg->hooks && cg->hooks->math ? cg->hooks->math(cg, TIR_OP_POW, x, y)
+                                                : cg_float_math_default(cg, TIR_OP_POW, x, y);
   return r ? math_leave(cg, r, t) : NULL;
 }
 
@@ -367,7 +377,8 @@ LLVMValueRef cg_call_expr(cg_t *cg, const tir_expr_t *e) {
   case TIR_OP_LIKELY: return likely(cg, e);
   case TIR_OP_REINTERPRET: return reinterpret(cg, e);
   case TIR_OP_ASSUME: return assume(cg, e);
-  case TIR_OP_TVM_STORAGE_SYNC: return cg_i32(cg, 0); /* one thread per task on CPU */
+  case TIR_OP_TVM_STORAGE_SYNC: /* one thread per task on CPU */
+    return cg->hooks && cg->hooks->storage_sync ? cg->hooks->storage_sync(cg) : cg_i32(cg, 0);
   case TIR_OP_POW: return pow_call(cg, e);
   case TIR_OP_CALL_EXTERN:
   case TIR_OP_CALL_PURE_EXTERN: return extern_call(cg, e);

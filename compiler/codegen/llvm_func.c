@@ -52,7 +52,7 @@ LLVMValueRef cg_add_function(cg_t *cg, const char *name, LLVMTypeRef fnty, bool 
   LLVMValueRef fn = LLVMAddFunction(cg->mod, name, fnty);
   if (!exported) LLVMSetLinkage(fn, LLVMInternalLinkage);
   add_enum_attr(cg, fn, LLVMAttributeFunctionIndex, "nounwind", 0);
-  const mlc_target_t *t = &cg->m->target;
+  const mlc_target_t *t = cg->target;
   if (t->mcpu[0]) add_fn_attr(cg, fn, "target-cpu", t->mcpu);
   if (t->mattr[0]) add_fn_attr(cg, fn, "target-features", t->mattr);
   if (cg->fast_math) {
@@ -144,8 +144,6 @@ void cg_check(cg_t *cg, LLVMValueRef ok, const char *fmt, LLVMValueRef *args, in
   LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "ok");
   set_likely_true(cg, LLVMBuildCondBr(cg->b, ok, cont, fail));
   LLVMPositionBuilderAtEnd(cg->b, fail);
-  LLVMValueRef free_fn = cg_extern_fn(cg, "free", cg->t_void, &cg->t_ptr, 1, false);
-  for (size_t i = cg->heap.len; i-- > 0;) cg_call(cg, free_fn, &cg->heap.data[i], 1, "");
   if (fmt) {
     LLVMValueRef all[16];
     MLC_ASSERT(nargs < 16);
@@ -153,8 +151,15 @@ void cg_check(cg_t *cg, LLVMValueRef ok, const char *fmt, LLVMValueRef *args, in
     for (int i = 0; i < nargs; i++) all[i + 1] = args[i];
     cg_call(cg, cg_rt_error_fn(cg), all, nargs + 1, "");
   }
-  LLVMBuildRet(cg->b, cg_i32(cg, -1));
+  if (cg->hooks && cg->hooks->fail) cg->hooks->fail(cg);
+  else cg_fail_return(cg);
   LLVMPositionBuilderAtEnd(cg->b, cont);
+}
+
+void cg_fail_return(cg_t *cg) {
+  LLVMValueRef free_fn = cg_extern_fn(cg, "free", cg->t_void, &cg->t_ptr, 1, false);
+  for (size_t i = cg->heap.len; i-- > 0;) cg_call(cg, free_fn, &cg->heap.data[i], 1, "");
+  LLVMBuildRet(cg->b, cg_i32(cg, -1));
 }
 
 LLVMValueRef cg_intrinsic(cg_t *cg, const char *name, LLVMTypeRef *tys, int ntys, LLVMTypeRef *fnty) {
@@ -259,12 +264,15 @@ static int build_kernel(cg_t *cg, const cg_sig_t *sig, LLVMValueRef *out) {
     if (!(types[k++] = scalar_param_type(cg, f->params[sig->scalar_params[i]]))) return mlc_error_last_code();
   for (int i = 0; i < sig->ndims; i++)
     if (!(types[k++] = cg_type(cg, sig->dims[i]->dtype))) return mlc_error_last_code();
+  if (cg->m->gpu) types[n++] = cg->t_i32; /* the device the arguments are on */
   char *name = mlc_arena_printf(cg->arena, "%s_compute", f->name);
   if (!name) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
   LLVMValueRef fn = cg_add_function(cg, name, LLVMFunctionType(cg->t_i32, types, (unsigned)n, false), false);
   *out = fn;
   cg_fn_begin(cg, fn);
   int rc = bind_kernel_params(cg, sig, fn);
+  if (cg->m->gpu) cg->gpu_device = LLVMGetParam(fn, (unsigned)n - 1);
+  if (rc == MLC_OK && cg->m->gpu) rc = cg_gpu_host_check(cg);
   if (rc == MLC_OK) rc = cg_stmt(cg, f->body);
   if (rc == MLC_OK) LLVMBuildRet(cg->b, cg_i32(cg, 0));
   cg_fn_finish(cg);
@@ -276,11 +284,13 @@ static int build_kernel(cg_t *cg, const cg_sig_t *sig, LLVMValueRef *out) {
 /* Entry point                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void cg_init(cg_t *cg, mlc_module_t *m, const tir_func_t *f) {
+void cg_setup(cg_t *cg, mlc_module_t *m, LLVMModuleRef mod, const tir_func_t *f) {
   memset(cg, 0, sizeof(*cg));
   cg->m = m;
+  cg->target = m->gpu ? &m->host : &m->target;
+  cg->hooks = m->gpu ? &cg_gpu_host_hooks : NULL;
   cg->ctx = m->ctx;
-  cg->mod = m->mod;
+  cg->mod = mod;
   cg->f = f;
   cg->b = LLVMCreateBuilderInContext(m->ctx);
   cg->arena = mlc_arena_new();
@@ -288,6 +298,7 @@ static void cg_init(cg_t *cg, mlc_module_t *m, const tir_func_t *f) {
   int64_t v = 0;
   cg->noalias = na && tir_as_int(na, &v) && v != 0;
   cg->fast_math = m->target.fast_math;
+  cg->parallel_depth = m->gpu ? 1 : 0; /* host code of GPU modules: serial loops */
   cg->t_void = LLVMVoidTypeInContext(m->ctx);
   cg->t_i1 = LLVMInt1TypeInContext(m->ctx);
   cg->t_i8 = LLVMInt8TypeInContext(m->ctx);
@@ -298,6 +309,14 @@ static void cg_init(cg_t *cg, mlc_module_t *m, const tir_func_t *f) {
   cg->t_f32 = LLVMFloatTypeInContext(m->ctx);
   cg->t_f64 = LLVMDoubleTypeInContext(m->ctx);
   cg->t_ptr = LLVMPointerType(cg->t_i8, 0);
+}
+
+void cg_done(cg_t *cg) {
+  LLVMDisposeBuilder(cg->b);
+  mlc_vec_free(&cg->vars);
+  mlc_vec_free(&cg->heap);
+  mlc_vec_free(&cg->gpu_heap);
+  mlc_arena_free(cg->arena);
 }
 
 /* Removes the functions this call added (a failed generation leaves no
@@ -317,7 +336,7 @@ static void remove_added(cg_t *cg, LLVMValueRef last) {
 
 int cg_llvm_add_func(mlc_module_t *m, const tir_func_t *f) {
   cg_t cg;
-  cg_init(&cg, m, f);
+  cg_setup(&cg, m, m->mod, f);
   LLVMValueRef last = LLVMGetLastFunction(m->mod);
   cg_sig_t sig = {0};
   LLVMValueRef kernel = NULL;
@@ -335,9 +354,6 @@ int cg_llvm_add_func(mlc_module_t *m, const tir_func_t *f) {
   rc = cg_abi_wrapper(&cg, &sig, kernel);
 done:
   if (rc != MLC_OK) remove_added(&cg, last); /* mlc_codegen names the function */
-  LLVMDisposeBuilder(cg.b);
-  mlc_vec_free(&cg.vars);
-  mlc_vec_free(&cg.heap);
-  mlc_arena_free(cg.arena);
+  cg_done(&cg);
   return rc;
 }

@@ -42,8 +42,34 @@ typedef struct {
 typedef MLC_VEC(cg_binding_t) cg_bindings_t;
 typedef MLC_VEC(LLVMValueRef) cg_values_t;
 
+typedef struct cg cg_t;
+
+/* What the GPU generators do differently (gpu_host.c for host code that
+ * launches kernels, gpu_device.c for kernel code); NULL hooks, or no hooks
+ * at all (CPU), mean the CPU behaviour. */
 typedef struct {
+  /* FOR bound to a thread (CPU: MLC_EUNSUPPORTED). */
+  int (*thread_loop)(cg_t *cg, const tir_stmt_t *loop);
+  /* ALLOCATE (CPU: stack or aligned_alloc). */
+  int (*allocate)(cg_t *cg, const tir_stmt_t *s);
+  /* T.tvm_storage_sync(...) (CPU: nothing). */
+  LLVMValueRef (*storage_sync)(cg_t *cg);
+  /* Float math op on x (and y for pow) in the math type (CPU: LLVM
+   * intrinsics or libm, cg_float_math_default). */
+  LLVMValueRef (*math)(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
+  /* The failure exit of cg_check after the message (CPU: free the heap
+   * buffers, return -1). */
+  void (*fail)(cg_t *cg);
+} cg_hooks_t;
+
+struct cg {
   mlc_module_t *m;
+  const mlc_target_t *target; /* what functions are generated for (the host
+                                 CPU for GPU host code) */
+  const cg_hooks_t *hooks;    /* NULL on CPU */
+  void *gpu;                  /* GPU generator state (gpu_*.c) */
+  LLVMValueRef gpu_device;    /* host code: the DLPack device_id (i32) */
+  cg_values_t gpu_heap;       /* host code: live device allocations */
   LLVMContextRef ctx;
   LLVMModuleRef mod;
   LLVMBuilderRef b;
@@ -62,7 +88,12 @@ typedef struct {
   int index_depth;           /* > 0 while generating a buffer index */
 
   LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_f16, t_f32, t_f64, t_ptr;
-} cg_t;
+};
+
+/* Sets up cg for generating f into module mod of m (types, builder, scratch
+ * arena, the hooks of m's kind of code). cg_done releases it. */
+void cg_setup(cg_t *cg, mlc_module_t *m, LLVMModuleRef mod, const tir_func_t *f);
+void cg_done(cg_t *cg);
 
 /* ---- llvm_func.c: scopes, functions, runtime, error exits ---- */
 
@@ -95,6 +126,15 @@ LLVMValueRef cg_cstr(cg_t *cg, const char *s);
  * message with printf conversions for args. When fmt is NULL the error is
  * already set (a failed callee) and only the return happens. */
 void cg_check(cg_t *cg, LLVMValueRef ok, const char *fmt, LLVMValueRef *args, int nargs);
+/* The CPU failure exit: frees the live heap allocations, returns -1. */
+void cg_fail_return(cg_t *cg);
+
+/* ---- gpu_host.c: host code of GPU modules ---- */
+
+extern const cg_hooks_t cg_gpu_host_hooks;
+/* MLC_EUNSUPPORTED when host code (outside every thread-bound loop) would
+ * touch buffer data, naming the outermost loop around the access. */
+int cg_gpu_host_check(cg_t *cg);
 /* "%" doubled, for names placed in a printf format. Arena string. */
 const char *cg_fmt_escape(cg_t *cg, const char *s);
 /* An intrinsic declaration by base name ("llvm.sqrt") and overload types;
@@ -141,6 +181,8 @@ int cg_buffer_store(cg_t *cg, const tir_stmt_t *store);
 /* ---- llvm_call.c ---- */
 
 LLVMValueRef cg_call_expr(cg_t *cg, const tir_expr_t *e);
+/* The CPU's float math (LLVM intrinsics, libm lane by lane); y for pow. */
+LLVMValueRef cg_float_math_default(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
 
 /* ---- llvm_stmt.c ---- */
 
@@ -152,6 +194,13 @@ int cg_stmt(cg_t *cg, const tir_stmt_t *s);
 typedef int (*cg_loop_body_fn)(cg_t *cg, LLVMValueRef iv, void *payload);
 int cg_emit_loop(cg_t *cg, LLVMValueRef begin, LLVMValueRef end, const char *hint,
                  cg_loop_body_fn body, void *payload);
+/* `for v in range(min, min + extent)` as a plain counted loop, whatever
+ * the loop's kind. */
+int cg_serial_for(cg_t *cg, const tir_stmt_t *s);
+/* ALLOCATE with the CPU's storage (stack or aligned_alloc). */
+int cg_cpu_allocate(cg_t *cg, const tir_stmt_t *s);
+/* Binds the allocated buffer's data var to p for the body and generates it. */
+int cg_with_buffer(cg_t *cg, const tir_stmt_t *s, LLVMValueRef p, int align);
 
 /* ---- llvm_parallel.c ---- */
 

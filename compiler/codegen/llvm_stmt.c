@@ -72,7 +72,7 @@ static LLVMValueRef expr_as(cg_t *cg, const tir_expr_t *e, tir_dtype_t t) {
   return v ? cg_cast(cg, v, e->dtype, t) : NULL;
 }
 
-static int serial_for(cg_t *cg, const tir_stmt_t *s) {
+int cg_serial_for(cg_t *cg, const tir_stmt_t *s) {
   tir_dtype_t t = s->u.loop.var->dtype;
   if (!tir_dtype_is_integer(t) || tir_dtype_is_bool(t) || t.lanes != 1)
     return mlc_error_set(MLC_EUNSUPPORTED, "codegen: loop variable %s is not an integer", s->u.loop.var->u.var.name);
@@ -91,12 +91,13 @@ static int serial_for(cg_t *cg, const tir_stmt_t *s) {
 static int for_stmt(cg_t *cg, const tir_stmt_t *s) {
   switch (s->u.loop.kind) {
   case TIR_FOR_THREAD_BINDING:
+    if (cg->hooks && cg->hooks->thread_loop) return cg->hooks->thread_loop(cg, s);
     return mlc_error_set(MLC_EUNSUPPORTED, "codegen: loop %s is bound to %s, which the CPU target does not have",
                          s->u.loop.var->u.var.name, s->u.loop.thread_tag ? s->u.loop.thread_tag : "a thread");
   case TIR_FOR_PARALLEL:
     if (cg->parallel_depth == 0) return cg_parallel_for(cg, s);
-    return serial_for(cg, s);
-  default: return serial_for(cg, s);
+    return cg_serial_for(cg, s);
+  default: return cg_serial_for(cg, s);
   }
 }
 
@@ -189,9 +190,9 @@ static LLVMValueRef runtime_bytes(cg_t *cg, const tir_buffer_t *b) {
   return LLVMBuildSelect(cg->b, zero, cg_i64(cg, CG_ALLOC_ALIGN), up, "");
 }
 
-static int with_buffer(cg_t *cg, const tir_stmt_t *s, LLVMValueRef p) {
+int cg_with_buffer(cg_t *cg, const tir_stmt_t *s, LLVMValueRef p, int align) {
   size_t mark = cg->vars.len;
-  int rc = cg_bind(cg, s->u.allocate.buffer->data, p, CG_ALLOC_ALIGN);
+  int rc = cg_bind(cg, s->u.allocate.buffer->data, p, align);
   if (rc == MLC_OK) rc = cg_stmt(cg, s->u.allocate.body);
   cg->vars.len = mark;
   return rc;
@@ -210,20 +211,25 @@ static int heap_allocate(cg_t *cg, const tir_stmt_t *s) {
   if (!fmt) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
   cg_check(cg, LLVMBuildIsNotNull(cg->b, p, ""), fmt, &bytes, 1);
   if (mlc_vec_push(&cg->heap, p) != MLC_OK) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
-  int rc = with_buffer(cg, s, p);
+  int rc = cg_with_buffer(cg, s, p, CG_ALLOC_ALIGN);
   cg->heap.len--;
   if (rc != MLC_OK) return rc;
   cg_call(cg, cg_extern_fn(cg, "free", cg->t_void, &cg->t_ptr, 1, false), &p, 1, "");
   return MLC_OK;
 }
 
-static int allocate(cg_t *cg, const tir_stmt_t *s) {
+int cg_cpu_allocate(cg_t *cg, const tir_stmt_t *s) {
   const tir_buffer_t *b = s->u.allocate.buffer;
   int64_t bytes = const_bytes(b);
   if (bytes < 0 || bytes > CG_STACK_ALLOC_MAX) return heap_allocate(cg, s);
   LLVMTypeRef t = LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1));
   LLVMValueRef a = cg_entry_alloca(cg, t, CG_ALLOC_ALIGN, b->name);
-  return with_buffer(cg, s, LLVMBuildBitCast(cg->b, a, cg->t_ptr, ""));
+  return cg_with_buffer(cg, s, LLVMBuildBitCast(cg->b, a, cg->t_ptr, ""), CG_ALLOC_ALIGN);
+}
+
+static int allocate(cg_t *cg, const tir_stmt_t *s) {
+  if (cg->hooks && cg->hooks->allocate) return cg->hooks->allocate(cg, s);
+  return cg_cpu_allocate(cg, s);
 }
 
 /* ------------------------------------------------------------------------ */

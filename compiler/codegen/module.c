@@ -9,6 +9,7 @@
  * so modules built on different threads never share LLVM state.
  */
 #include "compiler/codegen/module_priv.h"
+#include "compiler/codegen/gpu.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -127,6 +128,23 @@ static char *normal_triple(const char *mtriple) {
   return mlc_sb_take(&sb);
 }
 
+int cg_target_machine(LLVMTargetMachineRef *out, const char *triple, const char *cpu, const char *features) {
+  *out = NULL;
+  int rc = init_backend(triple);
+  if (rc != MLC_OK) return rc;
+  LLVMTargetRef target = NULL;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    rc = mlc_error_set(MLC_EUNSUPPORTED, "no LLVM target for '%s': %s", triple, msg);
+    LLVMDisposeMessage(msg);
+    return rc;
+  }
+  *out = LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                 LLVMCodeModelDefault);
+  if (!*out) return mlc_error_set(MLC_EUNSUPPORTED, "LLVM cannot create a target machine for '%s' -mcpu=%s", triple, cpu);
+  return MLC_OK;
+}
+
 static int create_target_machine(mlc_module_t *m, const char *triple) {
   LLVMTargetRef target = NULL;
   char *msg = NULL;
@@ -145,9 +163,7 @@ static int create_target_machine(mlc_module_t *m, const char *triple) {
 }
 
 int cg_module_init(mlc_module_t *m, const mlc_target_t *target) {
-  if (target->kind != MLC_TARGET_LLVM)
-    return mlc_error_set(MLC_EUNSUPPORTED, "no CPU code generation for a %s target",
-                         target->kind == MLC_TARGET_CUDA ? "cuda" : "rocm");
+  if (target->kind != MLC_TARGET_LLVM) return cg_gpu_module_init(m, target);
   m->target = *target;
   char *triple = normal_triple(target->mtriple);
   if (!triple) return mlc_error_set(MLC_ENOMEM, "out of memory");
@@ -324,6 +340,7 @@ int mlc_codegen(mlc_module_t **out, tir_func_t *const *lowered, int n, const mlc
   if (!m) return mlc_error_set(MLC_ENOMEM, "out of memory");
   rc = cg_module_init(m, target);
   if (rc == MLC_OK) rc = add_funcs(m, lowered, n);
+  if (rc == MLC_OK && m->gpu) rc = cg_gpu_module_finish(m);
   if (rc == MLC_OK) rc = cg_module_optimize(m);
   if (rc != MLC_OK) {
     mlc_module_free(m);
@@ -355,6 +372,9 @@ void mlc_module_free(mlc_module_t *m) {
   if (!m) return;
   if (m->mod) LLVMDisposeModule(m->mod);
   if (m->tm) LLVMDisposeTargetMachine(m->tm);
+  if (m->dev_mod) LLVMDisposeModule(m->dev_mod);
+  if (m->dev_tm) LLVMDisposeTargetMachine(m->dev_tm);
+  mlc_free(m->image);
   if (m->ctx) LLVMContextDispose(m->ctx);
   for (int i = 0; i < m->nfuncs; i++) {
     mlc_free(m->func_names[i]);

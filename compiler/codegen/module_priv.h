@@ -10,6 +10,14 @@
 
 #include "compiler/codegen/codegen_internal.h"
 
+/* A target machine for triple (its backend initialised once), optimising
+ * aggressively, default relocation model. MLC_EUNSUPPORTED when this LLVM
+ * lacks the backend. */
+int cg_target_machine(LLVMTargetMachineRef *out, const char *triple, const char *cpu, const char *features);
+/* Runs argv (no shell), its stdout and stderr into *output. Returns the exit
+ * status, or -1 when it could not be started. */
+int cg_run_capture(char *const argv[], mlc_strbuf_t *output);
+
 /* LLVMVerifyModule; MLC_EINTERNAL with the verifier's message. */
 int cg_module_verify(LLVMModuleRef mod);
 /* Object code (LLVMObjectFile) or assembly (LLVMAssemblyFile) of mod for tm,

@@ -73,7 +73,8 @@ typedef struct {
 static const struct {
   const char *ext;
   mlc_emit_kind_t kind;
-} output_kinds[] = {{".so", MLC_EMIT_SO}, {".o", MLC_EMIT_OBJ}, {".ll", MLC_EMIT_LL}, {".s", MLC_EMIT_ASM}};
+} output_kinds[] = {{".so", MLC_EMIT_SO},   {".o", MLC_EMIT_OBJ},       {".ll", MLC_EMIT_LL},
+                    {".s", MLC_EMIT_ASM},  {".ptx", MLC_EMIT_DEVICE}, {".hsaco", MLC_EMIT_DEVICE}};
 #define NKINDS ((int)(sizeof output_kinds / sizeof *output_kinds))
 
 /* OUT's extension (".so"), or "" when it has none. */
@@ -88,11 +89,8 @@ static int output_kind(const char *out, mlc_emit_kind_t *kind) {
   const char *ext = extension(out);
   for (int i = 0; i < NKINDS; i++)
     if (strcmp(ext, output_kinds[i].ext) == 0) return *kind = output_kinds[i].kind, EXIT_OK;
-  if (strcmp(ext, ".ptx") == 0 || strcmp(ext, ".hsaco") == 0)
-    return fail(EXIT_USAGE, "-o %s: GPU code (%s) is not supported yet: this mlc-compile emits CPU code for llvm "
-                "targets (.so, .o, .ll or .s)", out, ext);
-  return fail(EXIT_USAGE, "-o %s: unknown output kind '%s' (want .so shared library, .o object file, .ll LLVM IR "
-              "or .s assembly)", out, ext);
+  return fail(EXIT_USAGE, "-o %s: unknown output kind '%s' (want .so shared library, .o object file, .ll LLVM IR, "
+              ".s assembly, .ptx or .hsaco GPU code)", out, ext);
 }
 
 static bool string_opt(cli_t *c, int argc, char **argv, int *i, bool *missing) {
@@ -154,10 +152,18 @@ static char *header_path(const cli_t *c) {
 
 static int parse_target(const char *text, mlc_target_t *out) {
   if (mlc_target_parse(out, text) != MLC_OK) return fail(EXIT_USAGE, "--target '%s': %s", text, mlc_error_last());
-  if (out->kind != MLC_TARGET_LLVM)
-    return fail(EXIT_USAGE, "--target '%s': GPU targets are not supported yet: this mlc-compile emits CPU code "
-                "(llvm targets)", text);
   return EXIT_OK;
+}
+
+/* .ptx needs a cuda target, .hsaco a rocm one (for GPU targets .so, .o
+ * and the header are the host side, .ll and .s the device side). */
+static int check_device_output(const char *out, const mlc_target_t *t) {
+  const char *ext = extension(out);
+  mlc_target_kind_t want = strcmp(ext, ".ptx") == 0 ? MLC_TARGET_CUDA : MLC_TARGET_ROCM;
+  if (strcmp(ext, ".ptx") != 0 && strcmp(ext, ".hsaco") != 0) return EXIT_OK;
+  if (t->kind == want) return EXIT_OK;
+  return fail(EXIT_USAGE, "-o %s: %s code needs --target %s", out, ext,
+              want == MLC_TARGET_CUDA ? "'cuda -arch=sm_XX'" : "'rocm -mcpu=gfxXXX'");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -283,6 +289,7 @@ static int run_cli(const cli_t *c) {
   mlc_target_t target;
   int code = output_kind(c->out, &r.kind);
   if (code == EXIT_OK) code = parse_target(c->target ? c->target : "llvm", &target);
+  if (code == EXIT_OK) code = check_device_output(c->out, &target);
   if (code != EXIT_OK) return code;
   mlc_target_str(&target, r.target_str, sizeof r.target_str);
   char *header = header_path(c);

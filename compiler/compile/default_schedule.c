@@ -34,6 +34,14 @@
  * pass wants a constant extent, and these keep it a whole number of
  * registers or a clean part of one.
  *
+ * GPU targets (cuda, rocm): each such block's spatial loops are moved
+ * above its reduction loops; the innermost ones that fit in
+ * max_threads_per_block are fused and bound to threadIdx.x, the others
+ * fused and bound to blockIdx.x (whole loops: a fused loop split across
+ * loop boundaries would not keep the bindings affine); reductions stay serial
+ * in the thread. A block with no spatial loop runs on one thread (a unit
+ * loop bound to blockIdx.x): cross-thread reductions are not generated yet.
+ *
  * Every primitive either applies or fails leaving the schedule as it was
  * (schedule.h), so a step that does not apply is skipped (a debug log line
  * says why) and the rest goes on: the result always means what the
@@ -329,10 +337,81 @@ static void schedule_block(sch_t *sch, const mlc_target_t *target, const char *n
   if (nest.nreduce > 0) decompose(&d, block);
 }
 
+/* ------------------------------------------------------------------------ */
+/* GPU targets                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Threads per block for one loop's extent: all of it when it fits, else
+ * its largest divisor not above max_threads (at least 32 when one exists;
+ * a prime extent gets max_threads and a predicate). */
+static int64_t gpu_threads(int64_t extent, int max_threads) {
+  if (extent <= max_threads) return extent;
+  for (int64_t t = max_threads; t >= 32; t--)
+    if (extent % t == 0) return t;
+  return max_threads;
+}
+
+/* Fuses loops[0..n) (one loop: itself) and binds the result to axis. */
+static bool fuse_bind(ds_t *d, const sch_rv_t *loops, int n, const char *axis) {
+  sch_rv_t fused = loops[0];
+  if (n > 1 && sch_fuse(d->sch, &fused, loops, n, true) != MLC_OK) {
+    skipped(d, "fuse");
+    return false;
+  }
+  if (sch_bind(d->sch, fused, axis) == MLC_OK) return true;
+  skipped(d, axis);
+  return false;
+}
+
+/* Spatial loops first (reduction loops keep their order after them); the
+ * innermost spatial loops whose extents multiply to at most
+ * max_threads_per_block fused and bound to threadIdx.x, the others fused
+ * and bound to blockIdx.x (an innermost loop too long for one block is split
+ * by a divisor first). Whole loops are fused, never split across loop
+ * boundaries, so the bindings stay affine. A block with no spatial loop
+ * gets a unit loop bound to blockIdx.x: one thread runs it. */
+static void gpu_schedule_block(sch_t *sch, const mlc_target_t *target, const char *name) {
+  ds_t d = {sch, target, name};
+  sch_rv_t block, unit;
+  nest_t nest;
+  if (sch_get_block(sch, &block, name) != MLC_OK || !nest_of(sch, block, &nest)) return;
+  if (nest.nother > 0) {
+    MLC_DEBUG("default schedule: %s: block %s left as written: a loop with a non-constant extent or a scan/opaque "
+              "iterator", sch_func(sch)->name, name);
+    return;
+  }
+  if (nest.nspatial == 0) {
+    if (sch_add_unit_loop(sch, &unit, block) != MLC_OK || sch_bind(sch, unit, "blockIdx.x") != MLC_OK)
+      skipped(&d, "bind one thread");
+    return;
+  }
+  sch_rv_t order[DS_MAX_LOOPS + 1], sp[DS_MAX_LOOPS + 1];
+  int64_t ext[DS_MAX_LOOPS + 1];
+  int n = 0, ns = 0;
+  for (int l = 0; l < nest.n; l++)
+    if (nest.role[l] == ROLE_SPATIAL) ext[ns] = nest.extent[l], sp[ns++] = order[n++] = nest.rv[l];
+  for (int l = 0; l < nest.n; l++)
+    if (nest.role[l] != ROLE_SPATIAL) order[n++] = nest.rv[l];
+  if (nest.nreduce > 0 && sch_reorder(sch, order, n) != MLC_OK) {
+    skipped(&d, "reorder");
+    return;
+  }
+  int max = target->max_threads_per_block > 0 ? target->max_threads_per_block : 1024;
+  int first = ns;
+  for (int64_t prod = 1; first > 0 && prod * ext[first - 1] <= max; first--) prod *= ext[first - 1];
+  if (first == ns) { /* the innermost loop alone is too long: split it */
+    sch_rv_t outer, inner;
+    if (!split2(&d, sp[ns - 1], ext[ns - 1], gpu_threads(ext[ns - 1], max), &outer, &inner)) return;
+    sp[ns - 1] = outer, sp[ns] = inner;
+    ns++;
+    first = ns - 1;
+  }
+  if (first > 0 && !fuse_bind(&d, sp, first, "blockIdx.x")) return;
+  fuse_bind(&d, sp + first, ns - first, "threadIdx.x");
+}
+
 int mlc_default_schedule(sch_t *sch, const mlc_target_t *target) {
   if (!sch || !target) return mlc_error_set(MLC_EINVAL, "default schedule: NULL argument");
-  if (target->kind != MLC_TARGET_LLVM)
-    return mlc_error_set(MLC_EUNSUPPORTED, "default schedule: only llvm (CPU) targets have one so far");
   mlc_arena_t *a = mlc_arena_new();
   if (!a) return mlc_error_set(MLC_ENOMEM, "default schedule: out of memory");
   const char **names = NULL;
@@ -340,7 +419,10 @@ int mlc_default_schedule(sch_t *sch, const mlc_target_t *target) {
   int st = nest_blocks(sch_func(sch), a, &names, &n);
   sch_error_mode_t mode = sch_error_mode(sch);
   sch_set_error_mode(sch, SCH_ERRORS_FAST);
-  for (int i = 0; i < n && st == MLC_OK; i++) schedule_block(sch, target, names[i]);
+  for (int i = 0; i < n && st == MLC_OK; i++) {
+    if (target->kind == MLC_TARGET_LLVM) schedule_block(sch, target, names[i]);
+    else gpu_schedule_block(sch, target, names[i]);
+  }
   sch_set_error_mode(sch, mode);
   mlc_arena_free(a);
   return st;

@@ -412,15 +412,15 @@ static void test_program_help_and_usage_errors(void **state) {
   const char *bad_ext[] = {src, "-o", "lib.dll"};
   expect(fx, 2, "unknown output kind '.dll' (want .so shared library, .o object file", bad_ext, 3);
   const char *ptx[] = {src, "-o", "k.ptx"};
-  expect(fx, 2, "GPU code (.ptx) is not supported yet", ptx, 3);
+  expect(fx, 2, "-o k.ptx: .ptx code needs --target 'cuda -arch=sm_XX'", ptx, 3);
   const char *no_ext[] = {src, "-o", "lib"};
   expect(fx, 2, "unknown output kind ''", no_ext, 3);
   const char *gone[] = {missing, "-o", out};
   expect(fx, 2, "nope.py", gone, 3);
   const char *bad_target[] = {src, "-o", out, "--target", "llvm -bogus=1"};
   expect(fx, 2, "--target 'llvm -bogus=1'", bad_target, 5);
-  const char *gpu_target[] = {src, "-o", out, "--target", "cuda -arch=sm_80"};
-  expect(fx, 2, "GPU targets are not supported yet", gpu_target, 5);
+  const char *hsaco_for_cuda[] = {src, "-o", "k.hsaco", "--target", "cuda -arch=sm_80"};
+  expect(fx, 2, ".hsaco code needs --target 'rocm -mcpu=gfxXXX'", hsaco_for_cuda, 5);
   const char *bad_func[] = {src, "-o", out, "--func", "softmax", "--db", fx->uri};
   expect(fx, 2, "no function 'softmax' (functions: gmm, relu)", bad_func, 7);
   const char *unknown[] = {src, "-o", out, "--fast"};

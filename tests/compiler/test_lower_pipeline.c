@@ -28,8 +28,9 @@
 static void passes_are_listed_in_pipeline_order(void **state) {
   static const char *const names[] = {"lower-init-block", "plan-allocations", "remove-blocks",
                                       "compact-buffers",  "flatten-buffers",  "vectorize",
-                                      "unroll",           "simplify",         "storage-rewrite"};
-  assert_int_equal(MLC_PASS_COUNT, 9);
+                                      "unroll",           "simplify",         "storage-rewrite",
+                                      "gpu-sync"};
+  assert_int_equal(MLC_PASS_COUNT, 10);
   for (int i = 0; i < MLC_PASS_COUNT; i++) {
     mlc_pass_id_t id;
     assert_string_equal(mlc_pass_name((mlc_pass_id_t)i), names[i]);

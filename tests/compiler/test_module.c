@@ -314,12 +314,14 @@ static void test_generic_cpu_gets_no_avx(void **state) {
   mlc_module_free(m);
 }
 
-static void test_gpu_targets_have_no_cpu_code_generation(void **state) {
+static void test_gpu_targets_get_a_host_and_a_device_module(void **state) {
   mlc_target_t t;
   assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_80"), MLC_OK);
   mlc_module_t *m = mlc_calloc(1, sizeof *m);
-  assert_int_equal(cg_module_init(m, &t), MLC_EUNSUPPORTED);
-  assert_non_null(strstr(mlc_error_last(), "cuda"));
+  assert_int_equal(cg_module_init(m, &t), MLC_OK);
+  assert_non_null(m->gpu);
+  assert_non_null(m->dev_mod);
+  assert_int_equal(m->host.kind, MLC_TARGET_LLVM);
   mlc_module_free(m);
 }
 
@@ -833,7 +835,7 @@ int main(void) {
       cmocka_unit_test(test_host_target_gets_normalised_triple_cpu_and_features),
       cmocka_unit_test(test_explicit_cpu_sets_the_target_machine_features),
       cmocka_unit_test(test_generic_cpu_gets_no_avx),
-      cmocka_unit_test(test_gpu_targets_have_no_cpu_code_generation),
+      cmocka_unit_test(test_gpu_targets_get_a_host_and_a_device_module),
       cmocka_unit_test(test_invalid_ir_is_an_internal_error_with_the_verifier_message),
       cmocka_unit_test(test_llvm_fatal_error_prints_and_exits),
       cmocka_unit_test(test_emits_object_assembly_and_ir_files),

@@ -381,6 +381,7 @@ static void bad_options_and_unmeasurable_workloads_are_refused(void **state) {
   o.run_timeout_s = 0;
   assert_int_equal(mlc_measure(&r, f, NULL, &target, &o), MLC_EINVAL);
   mlc_measure_options_default(&o);
+  cuda.kind = (mlc_target_kind_t)7; /* no such kind (GPU targets are measured on GPUs) */
   assert_int_equal(mlc_measure(&r, f, NULL, &cuda, &o), MLC_EUNSUPPORTED);
   o.reference = other;
   assert_int_equal(mlc_measure(&r, f, NULL, &target, &o), MLC_EINVAL);

@@ -306,6 +306,12 @@ static void bad_arguments_are_refused(void **state) {
   mlc_measure_result_t r;
   assert_int_equal(mlc_measure_build(&r, NULL, f, NULL, &target, &o), MLC_EINVAL);
   assert_int_equal(mlc_measure_build(&r, "", f, NULL, &target, &o), MLC_EINVAL);
+  /* A GPU target is built like any other: GMM with no loop bound to a GPU
+   * thread does not compile for one (a build error; nothing left behind). */
+  OK(mlc_measure_build(&r, fx->obj, f, NULL, &cuda, &o));
+  assert_int_equal(r.error, MLC_ERROR_KIND_BUILD);
+  assert_false(exists(fx->obj));
+  cuda.kind = (mlc_target_kind_t)7; /* no such kind */
   assert_int_equal(mlc_measure_build(&r, fx->obj, f, NULL, &cuda, &o), MLC_EUNSUPPORTED);
   assert_int_equal(mlc_measure_prebuilt(&r, NULL, NULL, f, &o), MLC_EINVAL);
   assert_int_equal(mlc_measure_prebuilt(NULL, NULL, fx->obj, f, &o), MLC_EINVAL);

@@ -189,9 +189,7 @@ static void test_cpu_device_refusals(void **state) {
   mlc_target_t t;
   assert_int_equal(worker_device_open(&dev, NULL, 1, NULL), MLC_ENOTFOUND);
   assert_error_has("one device");
-  OK(mlc_target_parse(&t, "cuda -arch=sm_90"));
-  assert_int_equal(worker_device_open(&dev, &t, 0, NULL), MLC_EUNSUPPORTED);
-  assert_error_has("no cuda device backend");
+  /* GPU targets go to the GPU backends (tests/workers/test_worker_gpu.c). */
   OK(mlc_target_parse(&t, "llvm -mtriple=aarch64-linux-gnu"));
   assert_int_equal(worker_device_open(&dev, &t, 0, NULL), MLC_EUNSUPPORTED);
   assert_error_has("architecture");

@@ -1,0 +1,87 @@
+/*
+ * gpu.h - private to compiler/codegen: the GPU code generators
+ * (docs/compiler/gpu.md).
+ *
+ * A GPU module is two LLVM modules in one context: the host module (the
+ * exported DLPack functions, which check their arguments, allocate device
+ * memory for intermediate buffers and launch kernels through the runtime)
+ * and the device module (one kernel per thread-bound loop nest). What
+ * differs between NVIDIA and AMD GPUs is one table, cg_gpu_target_t
+ * (gpu_nvptx.c, gpu_amdgpu.c): the LLVM CPU name, thread indices, barriers,
+ * how a function becomes a kernel, math functions, and how the optimised
+ * device module becomes the image the runtime loads.
+ *
+ * Files: gpu_module.c (device module, finishing: optimisation, image,
+ * embedding it in the host code; emission of the device side),
+ * gpu_device.c (a kernel from a loop nest), gpu_host.c (the launch).
+ */
+#ifndef MLC_CODEGEN_GPU_H
+#define MLC_CODEGEN_GPU_H
+
+#include "compiler/codegen/llvm_gen.h"
+
+struct cg_gpu_target {
+  const char *name;         /* "NVPTX" */
+  int dl_kind;              /* kDLCUDA / kDLROCM */
+  const char *image_what;   /* "PTX" */
+  unsigned private_as;      /* address space of allocas (AMDGPU: 5) */
+  /* The LLVM CPU name for target t into out (e.g. "sm_86" for sm_90 on an
+   * LLVM that does not know sm_90: PTX is forward compatible). MLC_OK or
+   * MLC_EUNSUPPORTED naming the architecture. */
+  int (*cpu)(const mlc_target_t *t, char *out, size_t len);
+  /* blockIdx (block) / threadIdx of dimension dim (0..2), as i32. */
+  LLVMValueRef (*index)(cg_t *cg, bool block, int dim);
+  /* A barrier of the thread block, with shared memory made visible. */
+  void (*barrier)(cg_t *cg);
+  /* Makes fn a kernel entry (calling convention, annotations) of at most
+   * nthreads threads per block. */
+  void (*mark_kernel)(cg_t *cg, LLVMValueRef fn, int64_t nthreads);
+  /* Float math (cg_hooks_t.math). */
+  LLVMValueRef (*math)(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
+  /* Before optimisation: link what the math functions call (libdevice). */
+  int (*link)(mlc_module_t *m);
+  /* The device image of the optimised m->dev_mod (mlc_malloc'd, *len bytes;
+   * PTX text includes its NUL). */
+  int (*image)(mlc_module_t *m, char **out, size_t *len);
+};
+
+extern const cg_gpu_target_t cg_gpu_nvptx;
+extern const cg_gpu_target_t cg_gpu_amdgpu;
+
+/* ---- gpu_module.c ---- */
+
+/* Sets up a GPU module for target t (cuda/rocm): host module and target
+ * machine for this CPU, device module and target machine for t. */
+int cg_gpu_module_init(mlc_module_t *m, const mlc_target_t *t);
+/* After every function was added: verifies, links and optimises the
+ * device module, generates the image and embeds it in the host module. */
+int cg_gpu_module_finish(mlc_module_t *m);
+/* The device side as text (MLC_EMIT_LL: device IR, MLC_EMIT_ASM: PTX or
+ * AMDGPU assembly); NULL with an error. */
+char *cg_gpu_text(const mlc_module_t *m, mlc_emit_kind_t kind);
+/* Writes the image alone (MLC_EMIT_DEVICE). */
+int cg_gpu_write_image(const mlc_module_t *m, const char *path);
+/* The host module's references to the image: i8* and its size (i64),
+ * placeholders until cg_gpu_module_finish. */
+LLVMValueRef cg_gpu_image_ref(cg_t *cg);
+LLVMValueRef cg_gpu_image_size_ref(cg_t *cg);
+
+/* ---- gpu_device.c ---- */
+
+/* A kernel: its entry's name and launch: extents of the blockIdx/threadIdx
+ * loops (NULL for 1) and its parameters in order (buffer data handles and
+ * scalars defined outside the kernel), all in the function's arena or the
+ * host generator's. */
+typedef struct {
+  const char *name;
+  tir_expr_t *grid[3], *block[3];
+  int nparams;
+  tir_var_t **params;
+} cg_launch_t;
+
+/* Generates the kernel for the loop nest rooted at `root` (the outermost
+ * thread-bound loop) into m->dev_mod, named "<func>_kernel<k>"; fills
+ * *out. MLC_EUNSUPPORTED / MLC_EINVAL with the function and loop named. */
+int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int k, cg_launch_t *out);
+
+#endif /* MLC_CODEGEN_GPU_H */

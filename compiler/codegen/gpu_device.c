@@ -1,0 +1,390 @@
+/*
+ * gpu_device.c - one kernel from a thread-bound loop nest (cg_gpu_kernel).
+ *
+ * Analysis first (a walk of the nest): the parameters are the variables the
+ * nest uses but does not define (buffer data handles, scalars, symbolic
+ * dimensions, loop variables of host loops around it); the grid is the
+ * extent of the loops bound to blockIdx.x/y/z (every such loop of one tag
+ * must have the same extent) and the block the widest loop bound to
+ * threadIdx.x/y/z (a narrower one runs under `if threadIdx < extent`;
+ * symbolic extents must all be the same expression); extents may only use
+ * variables defined outside the kernel. A loop bound to the same tag twice
+ * (a cooperative fetch inside the compute's thread loop) is the same index.
+ * A store to a buffer outside registers whose value reads the same buffer
+ * and whose index does not depend on an enclosing threadIdx loop is a
+ * reduction across threads, which needs a cross-thread reduction this
+ * generator does not emit: MLC_EUNSUPPORTED naming the loop.
+ *
+ * Then generation, with the CPU's expression and statement generators and
+ * these hooks: thread-bound loops read the thread/block index (vthread
+ * loops stay serial), "shared" allocations are static arrays in address
+ * space 3, "local" ones (and "global" ones inside a thread loop, private to
+ * the thread) allocas, both addressed through generic pointers (LLVM's
+ * address space inference recovers shared and local accesses), barriers
+ * are the target's, parallel loops run serially, failed assertions trap.
+ */
+#include "compiler/codegen/gpu.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* Analysis                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum { TAG_BLOCK, TAG_THREAD, TAG_VTHREAD } tag_kind_t;
+
+/* "blockIdx.y" -> TAG_BLOCK, 1. MLC_EUNSUPPORTED for other tags. */
+static int parse_tag(const tir_stmt_t *loop, tag_kind_t *kind, int *dim) {
+  static const struct { const char *prefix; tag_kind_t kind; } tags[] = {
+      {"blockIdx.", TAG_BLOCK}, {"threadIdx.", TAG_THREAD}, {"vthread.", TAG_VTHREAD}};
+  const char *tag = loop->u.loop.thread_tag ? loop->u.loop.thread_tag : "";
+  for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
+    size_t n = strlen(tags[i].prefix);
+    if (strncmp(tag, tags[i].prefix, n) == 0 && tag[n] >= 'x' && tag[n] <= 'z' && !tag[n + 1]) {
+      *kind = tags[i].kind;
+      *dim = tag[n] - 'x';
+      return MLC_OK;
+    }
+  }
+  if (strcmp(tag, "vthread") == 0) {
+    *kind = TAG_VTHREAD;
+    *dim = 0;
+    return MLC_OK;
+  }
+  return mlc_error_set(MLC_EUNSUPPORTED, "loop %s is bound to '%s', which GPU code generation does not know "
+                       "(blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z)", loop->u.loop.var->u.var.name, tag);
+}
+
+typedef MLC_VEC(tir_var_t *) var_vec_t;
+
+typedef struct {
+  const tir_func_t *f;
+  var_vec_t defined, used;
+  var_vec_t threads;          /* threadIdx loop vars enclosing the walk */
+  tir_expr_t *grid[3], *block[3];
+  const tir_stmt_t *grid_loop[3], *block_loop[3];
+  int64_t block_const[3];     /* widest constant threadIdx extent */
+  int rc;
+} scan_t;
+
+static bool vec_has(const var_vec_t *v, const tir_var_t *x) {
+  for (size_t i = 0; i < v->len; i++)
+    if (v->data[i] == x) return true;
+  return false;
+}
+
+static void add_unique(scan_t *s, var_vec_t *v, tir_var_t *x) {
+  if (x && !vec_has(v, x) && mlc_vec_push(v, x) != MLC_OK && s->rc == MLC_OK)
+    s->rc = mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+}
+
+static int fail_at(scan_t *s, int rc) {
+  if (s->rc == MLC_OK) s->rc = rc;
+  return rc;
+}
+
+static void use_buffer(scan_t *s, tir_buffer_t *b) {
+  add_unique(s, &s->used, b->data);
+  if (b->elem_offset && b->elem_offset->kind == TIR_VAR) add_unique(s, &s->used, b->elem_offset);
+  for (int d = 0; b->strides && d < b->ndim; d++)
+    if (b->strides[d]->kind == TIR_VAR) add_unique(s, &s->used, b->strides[d]);
+}
+
+static bool scan_expr(tir_visitor_t *v, tir_expr_t *e) {
+  scan_t *s = v->payload;
+  if (e->kind == TIR_VAR) add_unique(s, &s->used, e);
+  if (e->kind == TIR_BUFFER_LOAD) use_buffer(s, e->u.load.buffer);
+  return true;
+}
+
+static bool loads_buffer(tir_expr_t *e, const tir_var_t *data);
+
+typedef struct { const tir_var_t *data; bool found; } find_load_t;
+
+static bool find_load(tir_visitor_t *v, tir_expr_t *e) {
+  find_load_t *fl = v->payload;
+  if (e->kind == TIR_BUFFER_LOAD && e->u.load.buffer->data == fl->data) fl->found = true;
+  return !fl->found;
+}
+
+static bool loads_buffer(tir_expr_t *e, const tir_var_t *data) {
+  find_load_t fl = {data, false};
+  tir_visitor_t v = {.expr = find_load, .payload = &fl};
+  tir_visit_expr(&v, e);
+  return fl.found;
+}
+
+/* buf[i] = f(buf[i], ...) with i the same for every thread of a threadIdx
+ * loop around it: a reduction across threads. */
+static void check_cross_thread(scan_t *s, const tir_stmt_t *st) {
+  tir_buffer_t *b = st->u.store.buffer;
+  if (strcmp(b->scope, "local") == 0 || !loads_buffer(st->u.store.value, b->data)) return;
+  for (size_t i = 0; i < s->threads.len; i++) {
+    tir_var_t *t = s->threads.data[i];
+    bool uses = false;
+    for (int k = 0; k < st->u.store.nindices && !uses; k++) uses = tir_expr_uses_var(st->u.store.indices[k], t);
+    if (!uses)
+      fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "loop %s (threadIdx) runs a reduction into %s across "
+                               "threads, which needs a cross-thread reduction (not generated yet); keep "
+                               "reduction loops serial inside the thread", t->u.var.name, b->name));
+  }
+}
+
+/* The extent of a tag: the same expression for every blockIdx loop; the
+ * widest constant (or one shared expression) for threadIdx. */
+static void record_extent(scan_t *s, const tir_stmt_t *loop, tag_kind_t kind, int dim) {
+  tir_expr_t **slot = kind == TAG_BLOCK ? &s->grid[dim] : &s->block[dim];
+  const tir_stmt_t **first = kind == TAG_BLOCK ? &s->grid_loop[dim] : &s->block_loop[dim];
+  tir_expr_t *ext = loop->u.loop.extent;
+  int64_t c = -1;
+  if (kind == TAG_THREAD && tir_as_int(ext, &c) && (!*slot || tir_as_int(*slot, &(int64_t){0}))) {
+    if (c > s->block_const[dim]) {
+      s->block_const[dim] = c;
+      *slot = ext;
+      *first = loop;
+    }
+    return;
+  }
+  if (!*slot) {
+    *slot = ext;
+    *first = loop;
+    return;
+  }
+  if (!tir_expr_equal(*slot, ext))
+    fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "loops %s and %s are both bound to %s with different extents",
+                             (*first)->u.loop.var->u.var.name, loop->u.loop.var->u.var.name,
+                             loop->u.loop.thread_tag));
+}
+
+static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
+  scan_t *s = v->payload;
+  tag_kind_t kind;
+  int dim;
+  switch (st->kind) {
+  case TIR_FOR:
+    add_unique(s, &s->defined, st->u.loop.var);
+    if (st->u.loop.kind != TIR_FOR_THREAD_BINDING) break;
+    if (parse_tag(st, &kind, &dim) != MLC_OK) return fail_at(s, mlc_error_last_code()), false;
+    if (kind != TAG_VTHREAD) record_extent(s, st, kind, dim);
+    if (kind == TAG_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
+      fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
+    break;
+  case TIR_LET: add_unique(s, &s->defined, st->u.let.var); break;
+  case TIR_ALLOCATE: add_unique(s, &s->defined, st->u.allocate.buffer->data); break;
+  case TIR_BUFFER_STORE:
+    use_buffer(s, st->u.store.buffer);
+    check_cross_thread(s, st);
+    break;
+  default: break;
+  }
+  return s->rc == MLC_OK;
+}
+
+static void scan_post(tir_visitor_t *v, tir_stmt_t *st) {
+  scan_t *s = v->payload;
+  if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && s->threads.len &&
+      s->threads.data[s->threads.len - 1] == st->u.loop.var)
+    s->threads.len--;
+}
+
+/* Launch extents may only use what the host has. */
+static int check_extents(scan_t *s) {
+  for (int d = 0; d < 3; d++) {
+    tir_expr_t *e[2] = {s->grid[d], s->block[d]};
+    const tir_stmt_t *l[2] = {s->grid_loop[d], s->block_loop[d]};
+    for (int k = 0; k < 2; k++)
+      if (e[k] && tir_expr_uses_any_var(e[k], s->defined.data, (int)s->defined.len))
+        return mlc_error_set(MLC_EUNSUPPORTED, "the extent of loop %s (%s) depends on a variable defined "
+                             "inside the kernel; launch sizes must be known before the launch",
+                             l[k]->u.loop.var->u.var.name, l[k]->u.loop.thread_tag);
+  }
+  return MLC_OK;
+}
+
+static int scan_kernel(scan_t *s, const tir_stmt_t *root, mlc_arena_t *a, cg_launch_t *out) {
+  tir_visitor_t v = {.expr = scan_expr, .stmt = scan_stmt, .stmt_post = scan_post, .payload = s};
+  tir_visit_stmt(&v, (tir_stmt_t *)root);
+  if (s->rc != MLC_OK) return s->rc;
+  int rc = check_extents(s);
+  if (rc != MLC_OK) return rc;
+  out->params = mlc_arena_alloc(a, sizeof(*out->params) * (s->used.len + 1));
+  if (!out->params) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  for (size_t i = 0; i < s->used.len; i++)
+    if (!vec_has(&s->defined, s->used.data[i])) out->params[out->nparams++] = s->used.data[i];
+  memcpy(out->grid, s->grid, sizeof out->grid);
+  memcpy(out->block, s->block, sizeof out->block);
+  return MLC_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Generation                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+  const cg_gpu_target_t *gt;
+  int64_t block_const[3];     /* constant block size per dimension (0: symbolic) */
+  int64_t shared_bytes;       /* static shared memory so far */
+  int thread_depth;           /* threadIdx loops around the current statement */
+} kstate_t;
+
+static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
+  kstate_t *k = cg->gpu;
+  tag_kind_t kind;
+  int dim;
+  int rc = parse_tag(s, &kind, &dim);
+  if (rc != MLC_OK) return rc;
+  if (kind == TAG_VTHREAD) return cg_serial_for(cg, s);
+  tir_dtype_t t = s->u.loop.var->dtype;
+  LLVMValueRef idx = k->gt->index(cg, kind == TAG_BLOCK, dim);
+  LLVMValueRef min = cg_expr(cg, s->u.loop.min);
+  if (!min) return mlc_error_last_code();
+  LLVMValueRef v = LLVMBuildAdd(cg->b, cg_cast(cg, idx, tir_dt_INT32(), t), cg_cast(cg, min, s->u.loop.min->dtype, t), "");
+  LLVMBasicBlockRef merge = NULL;
+  int64_t ext;
+  if (kind == TAG_THREAD && tir_as_int(s->u.loop.extent, &ext) && ext < k->block_const[dim]) {
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "thread.active");
+    merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "thread.end");
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, idx, cg_i32(cg, ext), ""), body, merge);
+    LLVMPositionBuilderAtEnd(cg->b, body);
+  }
+  size_t mark = cg->vars.len;
+  k->thread_depth += kind == TAG_THREAD;
+  rc = cg_bind(cg, s->u.loop.var, v, 0);
+  if (rc == MLC_OK) rc = cg_stmt(cg, s->u.loop.body);
+  k->thread_depth -= kind == TAG_THREAD;
+  cg->vars.len = mark;
+  if (rc == MLC_OK && merge) {
+    LLVMBuildBr(cg->b, merge);
+    LLVMPositionBuilderAtEnd(cg->b, merge);
+  }
+  return rc;
+}
+
+static int64_t alloc_bytes(const tir_buffer_t *b) {
+  int64_t n = (int64_t)cg_elem_bytes(b->dtype) * b->dtype.lanes, d;
+  for (int i = 0; i < b->ndim; i++)
+    if (!tir_as_int(b->shape[i], &d) || d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
+static int shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
+  kstate_t *k = cg->gpu;
+  const tir_buffer_t *b = s->u.allocate.buffer;
+  k->shared_bytes += bytes;
+  int limit = cg->m->target.max_shared_memory_per_block;
+  if (limit > 0 && k->shared_bytes > limit)
+    return mlc_error_set(MLC_EUNSUPPORTED, "shared memory of the kernel (%lld bytes with %s) exceeds the "
+                         "target's %d bytes per block", (long long)k->shared_bytes, b->name, limit);
+  LLVMTypeRef t = LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1));
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, t, b->name, 3);
+  LLVMSetLinkage(g, LLVMInternalLinkage);
+  LLVMSetInitializer(g, LLVMGetUndef(t));
+  LLVMSetAlignment(g, 16);
+  return cg_with_buffer(cg, s, LLVMBuildAddrSpaceCast(cg->b, g, cg->t_ptr, ""), 16);
+}
+
+static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
+  kstate_t *k = cg->gpu;
+  const tir_buffer_t *b = s->u.allocate.buffer;
+  int64_t bytes = alloc_bytes(b);
+  if (bytes < 0)
+    return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
+                         b->name, b->scope);
+  if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
+  if (strcmp(b->scope, "global") == 0 && k->thread_depth == 0)
+    return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope global) is allocated inside a GPU kernel but "
+                         "outside its threadIdx loops; give it scope \"shared\" or allocate it outside the "
+                         "kernel", b->name);
+  LLVMValueRef a = cg_entry_alloca(cg, LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1)), 16, b->name);
+  LLVMValueRef p = k->gt->private_as ? LLVMBuildAddrSpaceCast(cg->b, a, cg->t_ptr, "")
+                                     : LLVMBuildBitCast(cg->b, a, cg->t_ptr, "");
+  return cg_with_buffer(cg, s, p, 16);
+}
+
+static LLVMValueRef dev_sync(cg_t *cg) {
+  kstate_t *k = cg->gpu;
+  k->gt->barrier(cg);
+  return cg_i32(cg, 0);
+}
+
+static LLVMValueRef dev_math(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y) {
+  kstate_t *k = cg->gpu;
+  return k->gt->math(cg, op, x, y);
+}
+
+/* A failed check in a kernel: trap (the runtime reports the fault). */
+static void dev_fail(cg_t *cg) {
+  cg_call_intrinsic(cg, "llvm.trap", NULL, 0, NULL, 0);
+  LLVMBuildUnreachable(cg->b);
+}
+
+static const cg_hooks_t device_hooks = {
+    .thread_loop = dev_thread_loop,
+    .allocate = dev_allocate,
+    .storage_sync = dev_sync,
+    .math = dev_math,
+    .fail = dev_fail,
+};
+
+static LLVMTypeRef param_type(cg_t *cg, const tir_var_t *v) {
+  return tir_dtype_is_handle(v->dtype) ? cg->t_ptr : cg_type(cg, v->dtype);
+}
+
+static int gen_kernel(cg_t *dc, const tir_stmt_t *root, const cg_launch_t *L, bool noalias) {
+  kstate_t *k = dc->gpu;
+  LLVMTypeRef *types = mlc_arena_alloc(dc->arena, sizeof(LLVMTypeRef) * (size_t)(L->nparams + 1));
+  if (!types) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  for (int i = 0; i < L->nparams; i++)
+    if (!(types[i] = param_type(dc, L->params[i]))) return mlc_error_last_code();
+  LLVMValueRef fn = cg_add_function(dc, L->name, LLVMFunctionType(dc->t_void, types, (unsigned)L->nparams, false), true);
+  int64_t nthreads = 1;
+  for (int d = 0; d < 3; d++) nthreads *= k->block_const[d] > 0 ? k->block_const[d] : (L->block[d] ? 1024 : 1);
+  k->gt->mark_kernel(dc, fn, nthreads);
+  cg_fn_begin(dc, fn);
+  int rc = MLC_OK;
+  unsigned noalias_kind = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (int i = 0; i < L->nparams && rc == MLC_OK; i++) {
+    LLVMValueRef p = LLVMGetParam(fn, (unsigned)i);
+    LLVMSetValueName2(p, L->params[i]->u.var.name, strlen(L->params[i]->u.var.name));
+    if (noalias && tir_dtype_is_handle(L->params[i]->dtype))
+      LLVMAddAttributeAtIndex(fn, (unsigned)i + 1, LLVMCreateEnumAttribute(dc->ctx, noalias_kind, 0));
+    rc = cg_bind(dc, L->params[i], p, 0);
+  }
+  if (rc == MLC_OK) rc = cg_stmt(dc, root);
+  if (rc == MLC_OK) LLVMBuildRetVoid(dc->b);
+  cg_fn_finish(dc);
+  if (rc != MLC_OK) LLVMDeleteFunction(fn);
+  return rc;
+}
+
+int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out) {
+  mlc_module_t *m = host->m;
+  memset(out, 0, sizeof *out);
+  out->name = mlc_arena_printf(host->arena, "%s_kernel%d", host->f->name, kidx);
+  if (!out->name) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  scan_t s = {.f = host->f};
+  int rc = scan_kernel(&s, root, host->arena, out);
+  kstate_t k = {.gt = m->gpu};
+  memcpy(k.block_const, s.block_const, sizeof k.block_const);
+  mlc_vec_free(&s.defined);
+  mlc_vec_free(&s.used);
+  mlc_vec_free(&s.threads);
+  if (rc != MLC_OK) return rc;
+  cg_t dc;
+  cg_setup(&dc, m, m->dev_mod, host->f);
+  mlc_target_t dev_target = m->target;
+  if (m->gpu->cpu(&m->target, dev_target.mcpu, sizeof dev_target.mcpu) != MLC_OK) {
+    cg_done(&dc);
+    return mlc_error_last_code();
+  }
+  dev_target.mattr[0] = '\0';
+  dc.target = &dev_target;
+  dc.hooks = &device_hooks;
+  dc.gpu = &k;
+  dc.parallel_depth = 1;
+  dc.noalias = host->noalias;
+  rc = dc.arena ? gen_kernel(&dc, root, out, host->noalias) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  cg_done(&dc);
+  if (rc == MLC_OK) m->nkernels++;
+  return rc;
+}

@@ -1,0 +1,325 @@
+/*
+ * test_codegen_gpu.c - the GPU code generators without a GPU: every
+ * built-in workload under two GPU schedules (the GPU default schedule, and
+ * the same binding with 32-thread blocks), and a tiled GMM (2-D tiles over
+ * blockIdx/threadIdx, shared-memory read caches filled by a cooperative
+ * fetch bound to threadIdx, a local write cache) are lowered for cuda; the
+ * lowered program (thread loops run one after another) must give the
+ * reference interpreter's result on the scheduled one, and the generated
+ * PTX for sm_80 and sm_90 must assemble with ptxas (skipped, with the
+ * reason printed, when ptxas is not installed). The tiled GMM is also
+ * built for rocm -mcpu=gfx90a: its HSACO must hold the kernel and
+ * s_barrier instructions (llvm-objdump). Errors: host code touching a
+ * buffer, an AMDGPU processor this LLVM lacks, a device image of a CPU
+ * module.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "schedule/schedule.h"
+#include "test_codegen_helpers.h"
+
+typedef struct {
+  const char *name;
+  int nshape;
+  int64_t shape[12];
+} small_workload_t;
+
+static const small_workload_t workloads[] = {
+    {"GMM", 3, {32, 48, 16}},
+    {"BMM", 4, {2, 16, 16, 8}},
+    {"GMV", 2, {32, 16}},
+    {"C1D", 7, {1, 16, 8, 8, 3, 2, 1}},
+    {"C2D", 9, {1, 6, 6, 4, 8, 3, 3, 1, 1}},
+    {"C3D", 11, {1, 3, 4, 4, 4, 4, 3, 3, 3, 1, 1}},
+    {"DEP", 8, {1, 8, 8, 4, 3, 3, 1, 1}},
+    {"DIL", 10, {1, 8, 8, 4, 4, 3, 3, 1, 2, 2}},
+    {"GRP", 10, {1, 8, 8, 8, 8, 3, 3, 2, 1, 4}},
+    {"T2D", 9, {1, 4, 4, 4, 4, 4, 4, 2, 1}},
+    {"NRM", 3, {1, 16, 16}},
+    {"SFM", 2, {16, 32}},
+    {"LN", 2, {8, 32}},
+    {"D+B+R", 3, {8, 16, 12}},
+};
+
+/* ------------------------------------------------------------------------ */
+/* Tools                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static const char *ptxas_path(void) {
+  static char found[1024];
+  const char *env = getenv("PTXAS");
+  if (env && *env) return access(env, X_OK) == 0 ? env : NULL;
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
+  FILE *p = popen("command -v ptxas 2>/dev/null", "r");
+  if (!p) return NULL;
+  bool ok = fgets(found, sizeof found, p) != NULL;
+  pclose(p);
+  if (!ok) return NULL;
+  found[strcspn(found, "\n")] = '\0';
+  return found[0] ? found : NULL;
+}
+
+/* Output of a shell command into out (truncated to len); its exit status. */
+static int run_cmd(const char *cmd, char *out, size_t len) {
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, len - 1, p);
+  out[n] = '\0';
+  return pclose(p);
+}
+
+static int count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle)) n++;
+  return n;
+}
+
+/* Builds f for target; writes the device image and returns the module. */
+static mlc_module_t *build_for(tir_func_t *f, const char *target_str) {
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
+  mlc_module_t *m = NULL;
+  if (mlc_build(&m, &f, 1, &t, NULL) != MLC_OK) {
+    fprintf(stderr, "build of %s for %s: %s\n", f->name, target_str, mlc_error_last());
+    fail();
+  }
+  return m;
+}
+
+/* PTX for sm_80 and sm_90, each assembled by ptxas for its arch; returns
+ * the number of barriers in the sm_80 PTX. */
+static int check_ptx(tir_func_t *f) {
+  static const char *const archs[] = {"sm_80", "sm_90"};
+  const char *ptxas = ptxas_path();
+  int barriers = 0;
+  for (int i = 0; i < 2; i++) {
+    char target[64], path[] = "/tmp/mlc-gpu-test-XXXXXX.ptx", cmd[2048], out[4096];
+    snprintf(target, sizeof target, "cuda -arch=%s", archs[i]);
+    mlc_module_t *m = build_for(f, target);
+    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
+    assert_non_null(ptx);
+    assert_non_null(strstr(ptx, ".entry"));
+    if (i == 0) barriers = count(ptx, "bar.sync");
+    mlc_free(ptx);
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(mlc_module_emit(m, MLC_EMIT_DEVICE, path), MLC_OK);
+    if (ptxas) {
+      snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, archs[i], path);
+      if (run_cmd(cmd, out, sizeof out) != 0) {
+        fprintf(stderr, "ptxas -arch=%s on %s's PTX: %s\n", archs[i], f->name, out);
+        fail();
+      }
+    }
+    unlink(path);
+    mlc_module_free(m);
+  }
+  return barriers;
+}
+
+/* The lowered program (thread loops serial) against the scheduled one in
+ * the interpreter, on the same random inputs. */
+static void check_lowered(tir_func_t *f, double rtol) {
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_80"), MLC_OK);
+  tir_func_t *low = NULL;
+  if (mlc_lower(&low, f, &t, NULL) != MLC_OK) {
+    fprintf(stderr, "lower %s: %s\n", f->name, mlc_error_last());
+    fail();
+  }
+  cgt_args_t a, b;
+  cgt_args_init(&a, f, NULL, 0, 7);
+  cgt_args_init(&b, low, NULL, 0, 7);
+  for (int i = 0; i < a.n; i++) {
+    cgt_fill(&a, i, 1, 10);
+    cgt_fill(&b, i, 1, 10);
+  }
+  cgt_run_interp(&a);
+  cgt_run_interp(&b);
+  for (int i = 0; i < a.n; i++) { /* compare the interpreters' buffers */
+    if (!f->buffer_map[i]) continue;
+    for (size_t k = 0; k < a.count[i]; k++) {
+      double want = cgt_get(a.in[i].data, a.in[i].dtype, k), got = cgt_get(b.in[i].data, b.in[i].dtype, k);
+      if (fabs(want - got) > rtol * fmax(1.0, fabs(want))) {
+        fprintf(stderr, "%s: buffer %s element %zu: lowered %.17g, scheduled %.17g\n", f->name,
+                f->buffer_map[i]->name, k, got, want);
+        fail();
+      }
+    }
+  }
+  cgt_args_free(&a);
+  cgt_args_free(&b);
+  tir_func_free(low);
+}
+
+static sch_t *gpu_default(tir_func_t *f, const char *target_str) {
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
+  sch_t *sch = NULL;
+  assert_int_equal(sch_create(&sch, f, 1, SCH_ERRORS_RICH), MLC_OK);
+  assert_int_equal(mlc_default_schedule(sch, &t), MLC_OK);
+  return sch;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void test_every_workload_under_two_gpu_schedules_lowers_right_and_assembles(void **state) {
+  (void)state;
+  static const char *const schedules[] = {"cuda -arch=sm_80", "cuda -arch=sm_80 -max_threads_per_block=32"};
+  if (!ptxas_path()) printf("note: ptxas not found (PATH, /usr/local/cuda/bin, $PTXAS): PTX not assembled\n");
+  for (size_t w = 0; w < sizeof workloads / sizeof workloads[0]; w++) {
+    tir_func_t *f = NULL;
+    assert_int_equal(tir_workload_build(&f, workloads[w].name, workloads[w].shape, workloads[w].nshape,
+                                        tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
+    for (int s = 0; s < 2; s++) {
+      sch_t *sch = gpu_default(f, schedules[s]);
+      check_lowered(sch_func(sch), 1e-5);
+      check_ptx(sch_func(sch));
+      sch_free(sch);
+    }
+    tir_func_free(f);
+  }
+}
+
+/* GMM 64x64x32: 8x16 threads of 2x2 results, k in steps of 8 through
+ * shared tiles of A (16x8) and B (8x32) fetched by all 128 threads. */
+static const char *tiled_gmm =
+    "b0 = sch.get_block(name=\"C\", func_name=\"main\")\n"
+    "l1, l2, l3 = sch.get_loops(block=b0)\n"
+    "l4, l5, l6 = sch.split(loop=l1, factors=[None, 8, 2], preserve_unit_iters=True, disable_predication=False)\n"
+    "l7, l8, l9 = sch.split(loop=l2, factors=[None, 16, 2], preserve_unit_iters=True, disable_predication=False)\n"
+    "l10, l11 = sch.split(loop=l3, factors=[None, 8], preserve_unit_iters=True, disable_predication=False)\n"
+    "sch.reorder(l4, l7, l5, l8, l10, l11, l6, l9)\n"
+    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n"
+    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n"
+    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n"
+    "sch.bind(loop=l13, thread_axis=\"threadIdx.x\")\n"
+    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"local\")\n"
+    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n"
+    "b15 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b0])\n"
+    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n"
+    "l16, l17, l18, l19, l20 = sch.get_loops(block=b15)\n"
+    "l21 = sch.fuse(l19, l20, preserve_unit_iters=True)\n"
+    "l22, l23 = sch.split(loop=l21, factors=[None, 128], preserve_unit_iters=True, disable_predication=False)\n"
+    "sch.bind(loop=l23, thread_axis=\"threadIdx.x\")\n"
+    "b24 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"shared\", consumer_blocks=[b0])\n"
+    "sch.compute_at(block=b24, loop=l10, preserve_unit_loops=True, index=-1)\n"
+    "l25, l26, l27, l28, l29 = sch.get_loops(block=b24)\n"
+    "l30 = sch.fuse(l28, l29, preserve_unit_iters=True)\n"
+    "l31, l32 = sch.split(loop=l30, factors=[None, 128], preserve_unit_iters=True, disable_predication=False)\n"
+    "sch.bind(loop=l32, thread_axis=\"threadIdx.x\")\n";
+
+static sch_t *tiled(tir_func_t **f, const char *trace_src) {
+  int64_t shape[3] = {64, 64, 32};
+  assert_int_equal(tir_workload_build(f, "GMM", shape, 3, tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
+  sch_trace_t *t = NULL;
+  assert_int_equal(sch_trace_from_python(&t, trace_src, strlen(trace_src), "tiled.py"), MLC_OK);
+  sch_t *sch = NULL;
+  assert_int_equal(sch_create(&sch, *f, 1, SCH_ERRORS_RICH), MLC_OK);
+  if (sch_trace_apply(sch, t, true) != MLC_OK) {
+    fprintf(stderr, "trace: %s\n", sch_error(sch));
+    fail();
+  }
+  sch_trace_free(t);
+  return sch;
+}
+
+static void test_tiled_gmm_with_shared_tiles_gets_barriers_and_assembles(void **state) {
+  (void)state;
+  tir_func_t *f = NULL;
+  sch_t *sch = tiled(&f, tiled_gmm);
+  check_lowered(sch_func(sch), 1e-5);
+  /* fetch, barrier, compute, barrier before the next iteration's fetch */
+  assert_true(check_ptx(sch_func(sch)) >= 2);
+  sch_free(sch);
+  tir_func_free(f);
+}
+
+static void test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers(void **state) {
+  (void)state;
+  tir_func_t *f = NULL;
+  sch_t *sch = tiled(&f, tiled_gmm);
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, "rocm -mcpu=gfx90a"), MLC_OK);
+  mlc_module_t *m = NULL;
+  tir_func_t *sf = sch_func(sch);
+  int rc = mlc_build(&m, &sf, 1, &t, NULL);
+  if (rc == MLC_EUNSUPPORTED && strstr(mlc_error_last(), "ld.lld")) {
+    printf("note: skipped: %s\n", mlc_error_last());
+  } else {
+    if (rc != MLC_OK) fprintf(stderr, "build for gfx90a: %s\n", mlc_error_last());
+    assert_int_equal(rc, MLC_OK);
+    char path[] = "/tmp/mlc-gpu-test-XXXXXX.hsaco", cmd[2048];
+    int fd = mkstemps(path, 6);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(mlc_module_emit(m, MLC_EMIT_DEVICE, path), MLC_OK);
+    static char out[1 << 20];
+    snprintf(cmd, sizeof cmd, "llvm-objdump -d -t --mcpu=gfx90a '%s' 2>&1 || llvm-objdump-14 -d -t --mcpu=gfx90a '%s' 2>&1",
+             path, path);
+    if (run_cmd(cmd, out, sizeof out) != 0 && !strstr(out, "gmm_kernel0")) {
+      printf("note: llvm-objdump not usable, code object not inspected: %.200s\n", out);
+    } else {
+      assert_non_null(strstr(out, "gmm_kernel0"));
+      assert_true(count(out, "s_barrier") >= 2);
+    }
+    unlink(path);
+    char *text = mlc_module_text(m, MLC_EMIT_ASM); /* AMDGPU assembly */
+    assert_non_null(text);
+    assert_non_null(strstr(text, "s_barrier"));
+    mlc_free(text);
+  }
+  mlc_module_free(m);
+  sch_free(sch);
+  tir_func_free(f);
+}
+
+static void test_unbound_loops_and_unknown_processors_are_refused(void **state) {
+  (void)state;
+  int64_t shape[3] = {16, 16, 8};
+  tir_func_t *f = NULL;
+  assert_int_equal(tir_workload_build(&f, "GMM", shape, 3, tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
+  mlc_target_t t;
+  mlc_module_t *m = NULL;
+  assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_80"), MLC_OK);
+  assert_int_equal(mlc_build(&m, &f, 1, &t, NULL), MLC_EUNSUPPORTED);
+  assert_non_null(strstr(mlc_error_last(), "gmm: loop i is not bound to a GPU thread"));
+  assert_null(m);
+  assert_int_equal(mlc_target_parse(&t, "rocm -mcpu=gfx942"), MLC_OK);
+  sch_t *sch = gpu_default(f, "rocm -mcpu=gfx942");
+  tir_func_t *sf = sch_func(sch);
+  int rc = mlc_build(&m, &sf, 1, &t, NULL);
+#if LLVM_VERSION_MAJOR < 17
+  assert_int_equal(rc, MLC_EUNSUPPORTED);
+  assert_non_null(strstr(mlc_error_last(), "gfx942"));
+#else
+  assert_int_equal(rc, MLC_OK);
+#endif
+  mlc_module_free(m);
+  m = NULL;
+  assert_int_equal(mlc_target_parse(&t, "llvm"), MLC_OK);
+  assert_int_equal(mlc_build(&m, &f, 1, &t, NULL), MLC_OK);
+  assert_int_equal(mlc_module_emit(m, MLC_EMIT_DEVICE, "/tmp/never-written.ptx"), MLC_EINVAL);
+  mlc_module_free(m);
+  sch_free(sch);
+  tir_func_free(f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_workload_under_two_gpu_schedules_lowers_right_and_assembles),
+      cmocka_unit_test(test_tiled_gmm_with_shared_tiles_gets_barriers_and_assembles),
+      cmocka_unit_test(test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers),
+      cmocka_unit_test(test_unbound_loops_and_unknown_processors_are_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
