@@ -259,7 +259,10 @@ typedef struct {
    * 3 failed trials; records for other targets: llvm -mcpu=...)"),
    * "record 1a2b... not applied: its stored workload differs structurally
    * (...)", "record ... not applied: its trace does not replay (...)",
-   * "record ... not applied: it does not lower (...)". */
+   * "record ... not applied: it does not lower (...)", "only the default
+   * schedule was measured (record ..., 0.215 ms): no tuning trial
+   * succeeded" (mlc-tune's baseline record is the only successful one: the
+   * function was never tuned, and --require-tuned says so). */
   const char *why_default;
   /* The function as compiled: scheduled (the record's trace replayed, or
    * the default schedule), not yet lowered, named after the module's

@@ -186,6 +186,34 @@ static int use_record(compile_t *c, mlc_compile_func_t *fn, const db_record_t *r
   return fn->device_key && fn->worker_id ? MLC_OK : oom();
 }
 
+static int from_default(compile_t *c, const tir_func_t *f, tir_func_t **out);
+
+/* mlc-tune stores the default schedule's measurement as a record (its
+ * baseline). When that is the best record and the only successful one, the
+ * function was never tuned: *out (the replayed record) is freed and set to
+ * NULL and fn's why says so, so the caller compiles the default schedule
+ * (the same program) and --require-tuned sees an untuned function. When
+ * tuning trials succeeded and none beat the default, the default is the
+ * tuned result and *out stays. */
+static int only_default(compile_t *c, mlc_compile_func_t *fn, const db_record_t *best, const tir_func_t *f,
+                        uint64_t key, tir_func_t **out) {
+  tir_func_t *def = NULL;
+  int st = from_default(c, f, &def);
+  bool is_default = st == MLC_OK && tir_func_equal(*out, def, NULL, 0);
+  tir_func_free(def);
+  if (st != MLC_OK || !is_default) return st;
+  db_result_t *top = NULL;
+  st = db_top_k(c->opts->db, &top, key, c->target_str, 2);
+  if (st == MLC_OK && top->nrecords < 2) {
+    st = set_why(c, fn, "only the default schedule was measured (record %s, %.3g ms): no tuning trial succeeded",
+                 best->id, db_record_median(best) * 1e3);
+    tir_func_free(*out);
+    *out = NULL;
+  }
+  db_result_free(top);
+  return st;
+}
+
 /* The function as the database's best record for it makes it: MLC_OK and
  * *out, or MLC_OK with *out NULL and fn's why set; database errors. */
 static int from_db(compile_t *c, mlc_compile_func_t *fn, const tir_func_t *f, uint64_t key, tir_func_t **out) {
@@ -206,6 +234,7 @@ static int from_db(compile_t *c, mlc_compile_func_t *fn, const tir_func_t *f, ui
     st = set_why(c, fn, "record %s not applied: its stored workload differs structurally (%s)", r->id, why);
   else if (st == MLC_OK && stored)
     st = replay(c, fn, r, stored, f, out);
+  if (st == MLC_OK && *out) st = only_default(c, fn, r, f, key, out);
   if (st == MLC_OK && *out) st = use_record(c, fn, r);
   if (st != MLC_OK) tir_func_free(*out), *out = NULL;
   tir_func_free(stored);

@@ -340,6 +340,46 @@ static void test_require_tuned_lists_every_untuned_function(void **state) {
   mlc_compile_result_free(&res);
 }
 
+/* mlc-tune stores the default schedule's measurement (its baseline) as a
+ * record. Alone, it does not make the function tuned (--require-tuned
+ * refuses it); with a successful tuning trial beside it, the default is the
+ * tuned result when it is the fastest. */
+static void test_default_schedule_baseline_alone_is_not_tuned(void **state) {
+  fixture_t *fx = *state;
+  commit_workload(fx, fx->gmm, "gmm", NULL);
+  sch_t *sch = NULL;
+  assert_int_equal(sch_create(&sch, fx->gmm, 1, SCH_ERRORS_RICH), MLC_OK);
+  assert_int_equal(mlc_default_schedule(sch, &fx->target), MLC_OK);
+  rec_t base;
+  make_record(&base, tir_func_key(fx->gmm), fx->target_str, sch, MLC_ERROR_KIND_NONE);
+  sch_free(sch);
+  assert_int_equal(db_commit_records(fx->db, &base.r, 1), MLC_OK);
+
+  mlc_compile_result_t res = compile_ok(fx, fx->db);
+  assert_default_because(&res.funcs[0], "only the default schedule was measured");
+  assert_non_null(strstr(res.funcs[0].why_default, base.r.id));
+  mlc_compile_result_free(&res);
+  mlc_compile_options_t strict = {.db = fx->db, .require_tuned = true, .quiet = true};
+  assert_int_equal(mlc_compile_module(&res, fx->m, &fx->target, &strict), MLC_ENOTFOUND);
+  assert_non_null(strstr(mlc_error_last(), "only the default schedule was measured"));
+  mlc_compile_result_free(&res);
+
+  /* A slower tuning trial: the default schedule is now the tuned winner. */
+  rec_t trial;
+  sch = hand_schedule(fx->gmm, "C");
+  make_record(&trial, tir_func_key(fx->gmm), fx->target_str, sch, MLC_ERROR_KIND_NONE);
+  sch_free(sch);
+  trial.runs[0] = trial.runs[1] = trial.runs[2] = 1.0;
+  db_record_finish(&trial.r);
+  assert_int_equal(db_commit_records(fx->db, &trial.r, 1), MLC_OK);
+  res = compile_ok(fx, fx->db);
+  assert_int_equal(res.funcs[0].how, MLC_COMPILE_TUNED);
+  assert_string_equal(res.funcs[0].record_id, base.r.id);
+  mlc_compile_result_free(&res);
+  rec_free(&base);
+  rec_free(&trial);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The program                                                               */
 /* ------------------------------------------------------------------------ */
@@ -535,6 +575,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_records_of_other_targets_and_failures_are_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_trace_that_does_not_replay_falls_back, setup, teardown),
       cmocka_unit_test_setup_teardown(test_require_tuned_lists_every_untuned_function, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_default_schedule_baseline_alone_is_not_tuned, setup, teardown),
       cmocka_unit_test_setup_teardown(test_program_help_and_usage_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_program_without_a_database, setup, teardown),
       cmocka_unit_test_setup_teardown(test_program_reports_records, setup, teardown),
