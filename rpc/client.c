@@ -37,6 +37,8 @@
 
 struct rpc_client {
   void *ctx, *sock;
+  void *monitor; /* sock's handshakes, with CURVE: a refused key ends a run */
+  bool handshake_warned;
   char endpoint[512];
   char curve_keys[4096];
   char key_name[128];
@@ -66,9 +68,12 @@ typedef struct {
 
 static int client_connect(rpc_client_t *c) {
   if (c->sock) zmq_close(c->sock);
+  if (c->monitor) zmq_close(c->monitor);
+  c->monitor = NULL;
   c->sock = zmq_socket(c->ctx, ZMQ_DEALER);
   if (!c->sock) return mlc_error_set(MLC_EIO, "client: socket: %s", zmq_strerror(zmq_errno()));
   int st = rpc_socket_setup(c->sock, true);
+  if (st == MLC_OK && c->curve) st = rpc_monitor_open(&c->monitor, c->ctx, c->sock);
   if (st == MLC_OK && c->curve) st = rpc_curve_client(c->sock, c->curve_keys, c->named ? c->key_name : NULL);
   if (st == MLC_OK && zmq_connect(c->sock, c->endpoint) != 0)
     st = mlc_error_set(MLC_EINVAL, "client: cannot connect to %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
@@ -114,6 +119,7 @@ int rpc_client_open(rpc_client_t **out, const char *endpoint, const char *curve_
 
 void rpc_client_close(rpc_client_t *c) {
   if (!c) return;
+  if (c->monitor) zmq_close(c->monitor);
   if (c->sock) {
     int linger = 200; /* a DISCONNECT just sent still goes out */
     zmq_setsockopt(c->sock, ZMQ_LINGER, &linger, sizeof linger);
@@ -261,6 +267,8 @@ static int run_loop(run_t *r, int timeout_ms, volatile int *stop) {
       on_message(r, &m, rpc_now_ms());
       rpc_recv_free(&m);
     }
+    int st = rpc_monitor_check(c->monitor, "client", c->endpoint, &c->handshake_warned);
+    if (st != MLC_OK) return st;
     now = rpc_now_ms();
     if (timeout_ms > 0 && now - r->last_heard > timeout_ms)
       return mlc_error_set(MLC_ETIMEOUT, "client: no word from the broker at %s for %d ms (%d of %d jobs answered)",
@@ -268,7 +276,7 @@ static int run_loop(run_t *r, int timeout_ms, volatile int *stop) {
     int64_t since = r->last_heard > r->last_connect ? r->last_heard : r->last_connect;
     if (now - since > (int64_t)c->hb * c->liveness) {
       MLC_WARN("client: the broker at %s is silent; reconnecting and resubmitting %d jobs", c->endpoint, r->n - r->ndone);
-      int st = client_connect(c);
+      st = client_connect(c);
       if (st != MLC_OK) return st;
       r->last_connect = now;
       resubmit_all(r);

@@ -67,6 +67,18 @@ void rpc_sleep_ms(int ms);
  * restarted broker must not get a backlog of stale heartbeats). */
 int rpc_socket_setup(void *sock, bool dealer);
 
+/* Watches a connecting socket's handshakes (zmq_socket_monitor to an inproc
+ * PAIR in ctx, *out; close it with zmq_close before or after sock). */
+int rpc_monitor_open(void **out, void *ctx, void *sock);
+/* Reads the monitor's pending events without blocking: MLC_EAUTH when the
+ * broker at `endpoint` refused this side's key (its ZAP handler's status in
+ * the message, e.g. "the broker at tcp://...:5555 refused this worker's
+ * CURVE key (ZAP status 400): is its public key in the broker's workers/
+ * directory?"); other handshake failures (a wrong server key, a plaintext
+ * peer) are logged as a warning the first time (*warned false; set true)
+ * and give MLC_OK. `who` is "worker" or "client". mon NULL: MLC_OK. */
+int rpc_monitor_check(void *mon, const char *who, const char *endpoint, bool *warned);
+
 /* Sends [identity][tag][cmd][body] (identity skipped when ident is NULL).
  * Never blocks: MLC_EIO with the reason when ZeroMQ cannot take it now
  * (no connection yet on a DEALER, a peer gone on the ROUTER). */

@@ -12,6 +12,7 @@
 #include "rpc/rpc_priv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -43,6 +44,57 @@ int rpc_socket_setup(void *sock, bool dealer) {
   int st = set_int(sock, ZMQ_LINGER, 0, "ZMQ_LINGER");
   if (st == MLC_OK && dealer) st = set_int(sock, ZMQ_IMMEDIATE, 1, "ZMQ_IMMEDIATE");
   return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handshake monitor                                                         */
+/* ------------------------------------------------------------------------ */
+
+int rpc_monitor_open(void **out, void *ctx, void *sock) {
+  char ep[64];
+  *out = NULL;
+  snprintf(ep, sizeof ep, "inproc://mlc-monitor-%p", sock);
+  int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  void *mon = NULL;
+  if (zmq_socket_monitor(sock, ep, events) != 0 || !(mon = zmq_socket(ctx, ZMQ_PAIR)) || zmq_connect(mon, ep) != 0) {
+    int e = zmq_errno();
+    if (mon) zmq_close(mon);
+    return mlc_error_set(MLC_EIO, "socket monitor: %s", zmq_strerror(e));
+  }
+  int linger = 0;
+  zmq_setsockopt(mon, ZMQ_LINGER, &linger, sizeof linger);
+  *out = mon;
+  return MLC_OK;
+}
+
+int rpc_monitor_check(void *mon, const char *who, const char *endpoint, bool *warned) {
+  if (!mon) return MLC_OK;
+  for (;;) {
+    zmq_msg_t ev, addr;
+    zmq_msg_init(&ev);
+    zmq_msg_init(&addr);
+    bool got = zmq_msg_recv(&ev, mon, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&ev) && zmq_msg_recv(&addr, mon, 0) >= 0 &&
+               zmq_msg_size(&ev) >= 6;
+    uint16_t event = 0;
+    uint32_t value = 0;
+    if (got) {
+      memcpy(&event, zmq_msg_data(&ev), sizeof event);
+      memcpy(&value, (const char *)zmq_msg_data(&ev) + 2, sizeof value);
+    }
+    zmq_msg_close(&ev);
+    zmq_msg_close(&addr);
+    if (!got) return MLC_OK;
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+      return mlc_error_set(MLC_EAUTH,
+                           "the broker at %s refused this %s's CURVE key (ZAP status %u): is its public key in "
+                           "the broker's %s/ directory?",
+                           endpoint, who, value, strcmp(who, "worker") == 0 ? "workers" : "clients");
+    if (!*warned && (event & (ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) &&
+        (*warned = true))
+      MLC_WARN("%s: the handshake with the broker at %s failed (a wrong server.pub, or CURVE on one side only)", who,
+               endpoint);
+  }
 }
 
 /* ------------------------------------------------------------------------ */

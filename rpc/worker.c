@@ -49,6 +49,8 @@ typedef struct job_node {
 typedef struct {
   const rpc_worker_options_t *o;
   void *ctx, *sock, *results; /* results: PULL from the runners */
+  void *monitor;              /* sock's handshakes (a refused key ends the run) */
+  bool handshake_warned;
   char results_ep[64];
   char *ready, *ready_drain;  /* the READY bodies: normal, and capacity 0 */
   size_t ready_len, ready_drain_len;
@@ -206,9 +208,12 @@ static void send_ready(worker_t *w) {
 
 static int connect_broker(worker_t *w) {
   if (w->sock) zmq_close(w->sock);
+  if (w->monitor) zmq_close(w->monitor);
+  w->monitor = NULL;
   w->sock = zmq_socket(w->ctx, ZMQ_DEALER);
   if (!w->sock) return mlc_error_set(MLC_EIO, "worker: socket: %s", zmq_strerror(zmq_errno()));
   int st = rpc_socket_setup(w->sock, true);
+  if (st == MLC_OK && w->o->curve_keys) st = rpc_monitor_open(&w->monitor, w->ctx, w->sock);
   if (st == MLC_OK && w->o->curve_keys) st = rpc_curve_client(w->sock, w->o->curve_keys, w->o->key_name);
   if (st == MLC_OK && zmq_connect(w->sock, w->o->broker) != 0)
     st = mlc_error_set(MLC_EINVAL, "worker: cannot connect to %s: %s", w->o->broker, zmq_strerror(zmq_errno()));
@@ -383,6 +388,7 @@ static int worker_loop(worker_t *w, volatile int *stop) {
     }
     forward_results(w);
     write_health(w);
+    if ((st = rpc_monitor_check(w->monitor, "worker", w->o->broker, &w->handshake_warned)) != MLC_OK) break;
     now = rpc_now_ms();
     if (now - w->last_heard > (int64_t)w->hb * w->liveness) {
       st = reconnect(w, stop);
@@ -460,6 +466,7 @@ int rpc_worker_run(const rpc_worker_options_t *opts, volatile int *stop) {
   snprintf(detail, sizeof detail, "%s", mlc_error_last());
   runners_stop(&w);
   if (opts->health_file) unlink(opts->health_file);
+  if (w.monitor) zmq_close(w.monitor);
   if (w.sock) {
     int linger = 200; /* let DISCONNECT go out */
     zmq_setsockopt(w.sock, ZMQ_LINGER, &linger, sizeof linger);

@@ -53,7 +53,8 @@ extern "C" {
   X(ERANGE,      -9,   "out of range")                     \
   X(ERUNTIME,   -10,   "runtime error")                    \
   X(ETIMEOUT,   -11,   "timed out")                        \
-  X(EINTERNAL,  -12,   "internal error")
+  X(EINTERNAL,  -12,   "internal error")                   \
+  X(EAUTH,      -13,   "not authorised")
 
 typedef enum {
 #define MLC_STATUS_ENUM_(name, value, msg) MLC_##name = value,

@@ -1,8 +1,9 @@
 /*
  * test_curve.c - CURVE and the ZAP handler: keys made by rpc_keygen; a
- * listed client and a listed worker get jobs done; a client whose key is
- * not listed and a plaintext client never reach the broker (both refusals
- * are logged); a client key cannot announce itself as a worker; the
+ * listed client and a listed worker get jobs done; a client or worker
+ * whose key is not listed never reaches the broker and is told so (the run
+ * ends with MLC_EAUTH), a plaintext client never reaches it either (both
+ * refusals are logged by the broker); a client key cannot announce itself as a worker; the
  * broker's own key reads its stats; keygen refuses bad names and never
  * replaces a key.
  */
@@ -98,6 +99,14 @@ static void test_listed_client_and_worker_work(void **state) {
   rpc_broker_stop(b);
 }
 
+/* Ends a run that should have ended by itself, so a failure cannot hang. */
+static void *stop_after_5s(void *arg) {
+  volatile int *stop = arg;
+  for (int i = 0; i < 500 && !*stop; i++) t_sleep_ms(10);
+  *stop = 1;
+  return NULL;
+}
+
 static void test_unlisted_and_plaintext_peers_are_refused(void **state) {
   (void)state;
   t_log_capture();
@@ -109,10 +118,28 @@ static void test_unlisted_and_plaintext_peers_are_refused(void **state) {
   t_batch_init(&batch, 2, keys, 1, "w");
   rpc_client_t *c;
   assert_int_equal(rpc_client_open(&c, ep, outsider, "intruder"), MLC_OK);
-  assert_int_equal(rpc_client_run(c, batch.jobs, batch.n, t_on_result, &batch, 600, NULL), MLC_ETIMEOUT);
+  /* the client learns at once that its key was refused, instead of timing out */
+  assert_int_equal(rpc_client_run(c, batch.jobs, batch.n, t_on_result, &batch, 5000, NULL), MLC_EAUTH);
+  assert_non_null(strstr(mlc_error_last(), "refused this client's CURVE key"));
+  assert_non_null(strstr(mlc_error_last(), "clients/ directory"));
   assert_int_equal(batch.ndelivered, 0);
   rpc_client_close(c);
   assert_non_null(strstr(t_log, "is not listed in"));
+
+  /* so does a worker, which stops (mlc-worker exits 1) instead of retrying forever */
+  t_worker_t *intruder = calloc(1, sizeof *intruder);
+  assert_non_null(intruder);
+  intruder->o = (rpc_worker_options_t){.broker = ep, .curve_keys = outsider, .key_name = "intruder",
+                                       .device_key = "key-a", .device_json = "{}", .worker_id = "intruder",
+                                       .capacity = 1, .heartbeat_ms = TEST_HB_MS, .run = t_echo,
+                                       .payload = intruder};
+  pthread_t watchdog;
+  assert_int_equal(pthread_create(&watchdog, NULL, stop_after_5s, (void *)&intruder->stop), 0);
+  assert_int_equal(rpc_worker_run(&intruder->o, &intruder->stop), MLC_EAUTH);
+  assert_non_null(strstr(mlc_error_last(), "refused this worker's CURVE key"));
+  intruder->stop = 1;
+  pthread_join(watchdog, NULL);
+  free(intruder);
 
   assert_int_equal(rpc_client_open(&c, ep, NULL, NULL), MLC_OK); /* plaintext */
   assert_int_equal(rpc_client_run(c, batch.jobs, batch.n, t_on_result, &batch, 600, NULL), MLC_ETIMEOUT);
