@@ -326,6 +326,13 @@ int mlc_target_parse(mlc_target_t *out, const char *str);
 /* Canonical text into buf (always NUL-terminated); returns buf. */
 char *mlc_target_str(const mlc_target_t *t, char *buf, size_t len);
 bool mlc_target_has_feature(const mlc_target_t *t, const char *feature); /* "avx512f" */
+/* The CPU name and -mattr string to give an LLVM of major version
+ * llvm_major for an llvm target: the target's own when that LLVM knows its
+ * CPU; else the newest older CPU it knows, with every feature the target's
+ * CPU implies spelled out in mattr (a znver4 target keeps its AVX-512 on an
+ * LLVM 14, which knows only znver3). Both always NUL-terminated. */
+void mlc_target_llvm_cpu(const mlc_target_t *t, int llvm_major, char *cpu, size_t cpu_len, char *mattr,
+                         size_t mattr_len);
 /* The host CPU as an llvm target (name and features detected with cpuid). */
 void mlc_target_host(mlc_target_t *out);
 /* The host CPU's marketing name (the "model name" line of /proc/cpuinfo,

@@ -213,6 +213,11 @@ static void drop_noop_removals(mlc_cpu_features_t *fs, const char *mcpu) {
 }
 
 /* Whether two triples name the same architecture (the part before '-'). */
+static bool is_x86(const char *triple) {
+  return strncmp(triple, "x86_64", 6) == 0 || (triple[0] == 'i' && strchr("3456", triple[1]) && triple[1] &&
+                                                strncmp(triple + 2, "86", 2) == 0);
+}
+
 static bool same_arch(const char *a, const char *b) {
   size_t n = strcspn(a, "-");
   return n == strcspn(b, "-") && strncmp(a, b, n) == 0;
@@ -229,6 +234,12 @@ static int build_llvm(mlc_target_t *t, const target_opts_t *o, const char *str) 
   if (o->mcpu) {
     rc = copy_name(t->mcpu, sizeof t->mcpu, o->mcpu, "CPU name", str);
     if (rc != MLC_OK) return rc;
+    if (is_x86(t->mtriple) && !mlc_cpu_known(t->mcpu)) {
+      char known[1024];
+      mlc_cpu_known_list(known, sizeof known);
+      return mlc_error_set(MLC_EINVAL, "unknown -mcpu '%s' in target '%s' (x86-64 CPUs: %s; or an older name LLVM knows)",
+                           t->mcpu, str, known);
+    }
     mlc_cpu_implied(t->mcpu, &fs);
   } else if (same_arch(t->mtriple, mlc_cpu_host_triple())) {
     mlc_cpu_host(t->mcpu, sizeof t->mcpu, &fs);
@@ -310,6 +321,19 @@ void mlc_target_host(mlc_target_t *out) {
   if (!mlc_cpu_features_str(&fs, out->mattr, sizeof out->mattr)) out->mattr[0] = '\0';
   out->num_cores = mlc_cpu_host_cores();
   out->vector_width = vector_width(&fs);
+}
+
+void mlc_target_llvm_cpu(const mlc_target_t *t, int llvm_major, char *cpu, size_t cpu_len, char *mattr,
+                         size_t mattr_len) {
+  const char *name = mlc_cpu_for_llvm(t->mcpu, llvm_major);
+  snprintf(cpu, cpu_len, "%s", name);
+  snprintf(mattr, mattr_len, "%s", t->mattr);
+  if (strcmp(name, t->mcpu) == 0) return;
+  mlc_cpu_features_t fs = {0};
+  mlc_cpu_implied(t->mcpu, &fs);
+  char full[sizeof t->mattr];
+  if (mlc_cpu_features_apply(&fs, t->mattr) == MLC_OK && mlc_cpu_features_str(&fs, full, sizeof full))
+    snprintf(mattr, mattr_len, "%s", full);
 }
 
 bool mlc_target_has_feature(const mlc_target_t *t, const char *feature) {

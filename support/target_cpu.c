@@ -189,6 +189,57 @@ static void features_add_list(mlc_cpu_features_t *fs, const char *list) {
   }
 }
 
+/* x86 CPU names LLVM 14 knows that the table does not describe: accepted
+ * as -mcpu, their features coming from -mattr alone. */
+static const char *const other_llvm_cpus[] = {
+    "i386", "i486", "i586", "pentium", "pentium-mmx", "i686", "pentiumpro", "pentium2", "pentium3",
+    "pentium3m", "pentium-m", "pentium4", "pentium4m", "lakemont", "yonah", "prescott", "nocona", "core2",
+    "penryn", "bonnell", "atom", "silvermont", "slm", "goldmont", "goldmont-plus", "tremont", "corei7",
+    "corei7-avx", "core-avx-i", "knl", "knm", "k6", "k6-2", "k6-3", "athlon", "athlon-tbird", "athlon-xp",
+    "athlon-mp", "athlon-4", "k8", "opteron", "athlon64", "athlon-fx", "k8-sse3", "opteron-sse3",
+    "athlon64-sse3", "amdfam10", "barcelona", "btver1", "btver2", "bdver1", "bdver2", "bdver3", "bdver4",
+    "geode", "winchip-c6", "winchip2", "c3", "c3-2"};
+
+/* CPUs newer than LLVM 14 (the oldest LLVM this builds with): the first LLVM
+ * that knows each, and the CPU to name on an older one. */
+static const struct {
+  const char *name;
+  int llvm;
+  const char *older;
+} newer_cpus[] = {
+    {"raptorlake", 15, "alderlake"},     {"meteorlake", 15, "alderlake"},  {"znver4", 16, "znver3"},
+    {"graniterapids", 16, "sapphirerapids"}, {"sierraforest", 16, "alderlake"}, {"grandridge", 16, "alderlake"},
+    {"gracemont", 16, "alderlake"},      {"emeraldrapids", 17, "sapphirerapids"}, {"arrowlake", 18, "alderlake"},
+    {"lunarlake", 18, "alderlake"},      {"znver5", 19, "znver4"},
+};
+
+bool mlc_cpu_known(const char *cpu) {
+  for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0]; i++)
+    if (strcmp(cpu_table[i].name, cpu) == 0) return true;
+  for (size_t i = 0; i < sizeof other_llvm_cpus / sizeof other_llvm_cpus[0]; i++)
+    if (strcmp(other_llvm_cpus[i], cpu) == 0) return true;
+  for (size_t i = 0; i < sizeof newer_cpus / sizeof newer_cpus[0]; i++)
+    if (strcmp(newer_cpus[i].name, cpu) == 0) return true;
+  return false;
+}
+
+void mlc_cpu_known_list(char *buf, size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0] && at < len; i++) {
+    int n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", cpu_table[i].name);
+    if (n < 0) break;
+    at += (size_t)n;
+  }
+}
+
+const char *mlc_cpu_for_llvm(const char *cpu, int llvm_major) {
+  for (size_t i = 0; i < sizeof newer_cpus / sizeof newer_cpus[0]; i++)
+    if (strcmp(newer_cpus[i].name, cpu) == 0 && newer_cpus[i].llvm > llvm_major)
+      return mlc_cpu_for_llvm(newer_cpus[i].older, llvm_major);
+  return cpu;
+}
+
 bool mlc_cpu_implied(const char *cpu, mlc_cpu_features_t *fs) {
   fs->n = 0;
   for (size_t i = 0; i < sizeof cpu_table / sizeof cpu_table[0]; i++) {

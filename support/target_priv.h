@@ -36,6 +36,13 @@ bool mlc_cpu_features_str(const mlc_cpu_features_t *fs, char *buf, size_t len);
 /* Features the CPU named `cpu` implies, from the table. False (fs empty) for a
  * CPU the table does not know. */
 bool mlc_cpu_implied(const char *cpu, mlc_cpu_features_t *fs);
+/* Whether LLVM (14 or later) knows `cpu` as an x86 CPU name. */
+bool mlc_cpu_known(const char *cpu);
+/* The table's CPU names, ", "-separated, into buf (cut to fit). */
+void mlc_cpu_known_list(char *buf, size_t len);
+/* `cpu`, or on an LLVM older than the one that introduced it, the newest
+ * older CPU that LLVM knows (znver4 -> znver3 on LLVM 14). */
+const char *mlc_cpu_for_llvm(const char *cpu, int llvm_major);
 /* Whether the table tracks `feature` (so its absence from a known CPU's set
  * means the CPU lacks it). */
 bool mlc_cpu_feature_tracked(const char *feature);

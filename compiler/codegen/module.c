@@ -153,9 +153,12 @@ static int create_target_machine(mlc_module_t *m, const char *triple) {
     LLVMDisposeMessage(msg);
     return rc;
   }
-  /* PIC: the same code goes into shared libraries and the JIT. */
-  m->tm = LLVMCreateTargetMachine(target, triple, m->target.mcpu, m->target.mattr,
-                                  LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
+  /* PIC: the same code goes into shared libraries and the JIT. A CPU newer
+   * than this LLVM is named by an older one with its features spelled out. */
+  char cpu[sizeof m->target.mcpu], mattr[sizeof m->target.mattr * 2];
+  mlc_target_llvm_cpu(&m->target, LLVM_VERSION_MAJOR, cpu, sizeof cpu, mattr, sizeof mattr);
+  m->tm = LLVMCreateTargetMachine(target, triple, cpu, mattr, LLVMCodeGenLevelAggressive, LLVMRelocPIC,
+                                  LLVMCodeModelDefault);
   if (!m->tm)
     return mlc_error_set(MLC_EUNSUPPORTED, "LLVM cannot create a target machine for '%s' -mcpu=%s",
                          triple, m->target.mcpu);

@@ -181,7 +181,7 @@ static void test_canonical_strings_round_trip(void **state) {
   const char *targets[] = {
       "llvm",
       "llvm -mcpu=icelake-server -num-cores=16 -mattr=-avx512vnni,+movbe -fast-math",
-      "llvm -mcpu=my-custom-cpu -mattr=+avx2,-sse4.1 -num-cores=3",
+      "llvm -mcpu=core2 -mattr=+avx2,-sse4.1 -num-cores=3", /* a CPU LLVM knows, the table does not */
       "llvm -mtriple=aarch64-linux-gnu",
       "cuda -arch=sm_90 -max_threads_per_block=512 -thread_warp_size=32",
       "rocm -mcpu=gfx90a -max_shared_memory_per_block=32768",
@@ -277,6 +277,45 @@ static void test_missing_and_bad_values_are_errors(void **state) {
                      "expected no value, true or false");
 }
 
+/* A CPU name LLVM does not know is refused at parse time (LLVM would
+ * otherwise fall back to a 32-bit generic CPU and abort every x86-64 build);
+ * other architectures' names are LLVM's business. */
+static void test_unknown_x86_cpu_is_refused(void **state) {
+  (void)state;
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=znver9"), MLC_EINVAL);
+  assert_non_null(strstr(mlc_error_last(), "unknown -mcpu 'znver9' in target 'llvm -mcpu=znver9'"));
+  assert_non_null(strstr(mlc_error_last(), "sapphirerapids"));
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=bdver4"), MLC_OK);        /* LLVM knows it */
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=meteorlake"), MLC_OK);    /* a newer LLVM does */
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=neoverse-v9 -mtriple=aarch64-linux-gnu"), MLC_OK);
+}
+
+/* What LLVM is told: a CPU newer than that LLVM becomes an older one it knows,
+ * with the newer CPU's features spelled out. */
+static void test_llvm_cpu_names_an_older_cpu_on_an_older_llvm(void **state) {
+  (void)state;
+  mlc_target_t t;
+  char cpu[64], mattr[512];
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=znver4 -mattr=-avx512vnni"), MLC_OK);
+  mlc_target_llvm_cpu(&t, 14, cpu, sizeof cpu, mattr, sizeof mattr);
+  assert_string_equal(cpu, "znver3");
+  assert_non_null(strstr(mattr, "+avx512f"));
+  assert_non_null(strstr(mattr, "+avx512bf16"));
+  assert_non_null(strstr(mattr, "-avx512vnni")); /* the target's own choice stays */
+  mlc_target_llvm_cpu(&t, 16, cpu, sizeof cpu, mattr, sizeof mattr);
+  assert_string_equal(cpu, "znver4");
+  assert_string_equal(mattr, t.mattr);
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=znver5"), MLC_OK);
+  mlc_target_llvm_cpu(&t, 14, cpu, sizeof cpu, mattr, sizeof mattr);
+  assert_string_equal(cpu, "znver3"); /* two steps back */
+  assert_non_null(strstr(mattr, "+avxvnni"));
+  assert_int_equal(mlc_target_parse(&t, "llvm -mcpu=haswell"), MLC_OK);
+  mlc_target_llvm_cpu(&t, 14, cpu, sizeof cpu, mattr, sizeof mattr);
+  assert_string_equal(cpu, "haswell");
+  assert_string_equal(mattr, t.mattr);
+}
+
 static void test_target_str_always_terminates(void **state) {
   (void)state;
   mlc_target_t t;
@@ -293,6 +332,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
 #define T_(f) cmocka_unit_test_teardown(f, clear_error)
       T_(test_llvm_with_mcpu_parses_fields),
+      T_(test_unknown_x86_cpu_is_refused),
+      T_(test_llvm_cpu_names_an_older_cpu_on_an_older_llvm),
       T_(test_spellings_of_one_target_print_alike),
       T_(test_mcpu_implies_features_for_cross_targets),
       T_(test_mattr_adds_and_removes_features),
