@@ -377,6 +377,7 @@ static int cmd_prune(db_cmd_args_t *a) {
   X("top",    db_cmd_top,  "the best records per workload and target")             \
   X("show",   db_cmd_show, "one record in full, its trace as a script")            \
   X("list",   db_cmd_list, "workloads with record counts and best times")          \
+  X("failures", db_cmd_failures, "failed trials, newest first, with their errors")    \
   X("stats",  cmd_stats,   "records, failures by kind, records per target")        \
   X("export", cmd_export,  "copy the database into another (--to URI)")            \
   X("import", cmd_import,  "copy another database into this one (--from URI)")     \

@@ -109,6 +109,7 @@ const char *db_cmd_workload_name(const db_result_t *ws, uint64_t key);
 
 int db_cmd_top(db_cmd_args_t *a);
 int db_cmd_list(db_cmd_args_t *a);
+int db_cmd_failures(db_cmd_args_t *a);
 int db_cmd_show(db_cmd_args_t *a);
 
 /* The printer installed by mlc_db_set_trace_printer (NULL when none). */

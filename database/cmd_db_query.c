@@ -1,8 +1,9 @@
 /*
  * cmd_db_query.c - the query commands of mlc-db (docs/mlc-db.md): `top`
  * (the best K records per workload and target), `list` (workloads with
- * record counts, failures and best time per target) and `show` (one record in
- * full, its trace as the Python script TVM prints).
+ * record counts, failures and best time per target), `failures` (failed
+ * trials, newest first) and `show` (one record in full, its trace as the
+ * Python script TVM prints).
  *
  * Everything goes through the public database interface, so the commands
  * behave the same on both backends. Work is done workload by workload, which
@@ -312,6 +313,119 @@ int db_cmd_list(db_cmd_args_t *a) {
   json_decref(out);
   db_table_free(&t);
   db_result_free(ws);
+  db_close(db);
+  return code;
+}
+
+/* ------------------------------------------------------------------------ */
+/* failures                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static const char failures_help[] =
+    "usage: " PROG " failures [--workload KEY|NAME] [--target T] [--kind K] [--limit N]\n"
+    "                   [--db URI] [--json] [--table]\n"
+    "\n"
+    "Prints failed trials, newest first (the last 20 unless --limit says otherwise;\n"
+    "--limit 0: all), with their id for `" PROG " show ID`. --kind keeps one kind:\n"
+    "build, run, timeout, wrong-result, crash or worker-lost. Columns (tab-separated\n"
+    "when standard output is not a terminal):\n"
+    "  id  workload  target  kind  created (UTC)  message (its first line)\n"
+    "--json prints every field of each record (see `" PROG " show --help`).\n";
+
+typedef MLC_VEC(const db_record_t *) record_ptrs_t;
+
+static int cmp_newest(const void *a, const void *b) {
+  const db_record_t *x = *(const db_record_t *const *)a, *y = *(const db_record_t *const *)b;
+  if (x->created_at_us != y->created_at_us) return x->created_at_us > y->created_at_us ? -1 : 1;
+  return strcmp(x->id, y->id);
+}
+
+/* The failures of the selection, newest first, of one kind (or any), at
+ * most limit (0: all): pointers into *results (nres of them, caller frees). */
+static int failures_collect(db_t *db, const selection_t *s, bool any_workload, const char *target, int kind,
+                            int64_t limit, db_result_t ***results, int *nres, record_ptrs_t *out) {
+  int nq = any_workload ? 1 : s->nkeys;
+  *results = mlc_calloc((size_t)nq + 1, sizeof **results);
+  if (!*results) return MLC_ENOMEM;
+  for (int q = 0; q < nq; q++) {
+    db_filter_t f = {.workload_key = any_workload ? 0 : s->keys[q], .target = target, .only_ok = -1,
+                     .limit = kind < 0 && limit > 0 && limit < INT32_MAX ? (int)limit : 0};
+    int st = db_records(db, &(*results)[q], &f);
+    if (st != MLC_OK) return st;
+    (*nres)++;
+    for (int i = 0; i < (*results)[q]->nrecords; i++) {
+      const db_record_t *r = &(*results)[q]->records[i];
+      if (kind >= 0 && (int)r->error_kind != kind) continue;
+      if (mlc_vec_push(out, r) != MLC_OK) return MLC_ENOMEM;
+    }
+  }
+  qsort(out->data, out->len, sizeof *out->data, cmp_newest);
+  if (limit > 0 && out->len > (size_t)limit) out->len = (size_t)limit;
+  return MLC_OK;
+}
+
+static int failures_print(const db_result_t *ws, const db_record_t *const *recs, size_t n, db_cmd_format_t format) {
+  if (format == DB_OUT_JSON) {
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++)
+      if (json_array_append_new(arr, db_cmd_record_json(recs[i], db_cmd_workload_name(ws, recs[i]->workload_key))))
+        json_decref(arr), arr = NULL;
+    return arr ? db_cmd_print_json(arr) : db_cmd_fail(EXIT_WORK, "out of memory");
+  }
+  static const char *const heads[] = {"id", "workload", "target", "kind", "created", "message"};
+  db_table_t t = {0};
+  int st = db_table_init(&t, 6, heads);
+  for (size_t i = 0; st == MLC_OK && i < n; i++) {
+    const db_record_t *r = recs[i];
+    char when[40], msg[121];
+    const char *m = r->error_msg ? r->error_msg : "";
+    snprintf(msg, sizeof msg, "%.*s", (int)strcspn(m, "\n"), m);
+    const char *row[] = {r->id, db_cmd_workload_name(ws, r->workload_key), r->target, db_cmd_outcome(r),
+                         db_cmd_time(when, r->created_at_us), msg};
+    st = db_table_row(&t, row);
+  }
+  if (st == MLC_OK) db_table_print(&t, format);
+  db_table_free(&t);
+  return st == MLC_OK ? EXIT_OK : db_cmd_fail(EXIT_WORK, "out of memory");
+}
+
+int db_cmd_failures(db_cmd_args_t *a) {
+  bool helped = false;
+  const char *workload = NULL, *target = NULL, *kind_s = NULL, *limit_s = NULL;
+  for (a->i = 1; a->i < a->argc && !a->error && !helped; a->i++) {
+    if (db_cmd_common_opt(a, failures_help, &helped) || db_cmd_opt_value(a, "--workload", &workload) ||
+        db_cmd_opt_value(a, "--target", &target) || db_cmd_opt_value(a, "--kind", &kind_s) ||
+        db_cmd_opt_value(a, "--limit", &limit_s))
+      continue;
+    if (strcmp(a->argv[a->i], "--") != 0) return db_cmd_bad_option(a);
+  }
+  if (a->error) return EXIT_USAGE;
+  if (helped) return EXIT_OK;
+  int64_t limit = 20;
+  if (limit_s && (!db_cmd_parse_i64(limit_s, &limit) || limit < 0))
+    return db_cmd_fail(EXIT_USAGE, "failures: --limit wants a whole number >= 0, not '%s'", limit_s);
+  mlc_error_kind_t kind = MLC_ERROR_KIND_NONE;
+  if (kind_s && (mlc_error_kind_parse(&kind, kind_s) != MLC_OK || kind == MLC_ERROR_KIND_NONE))
+    return db_cmd_fail(EXIT_USAGE,
+                       "failures: --kind '%s' is not a failure kind (build, run, timeout, wrong-result, crash, "
+                       "worker-lost)", kind_s);
+  db_t *db;
+  int code = db_cmd_open(a, &db);
+  if (code != EXIT_OK) return code;
+  selection_t s;
+  db_result_t **results = NULL;
+  int nres = 0;
+  record_ptrs_t recs = {0};
+  code = selection_load(&s, db, workload, target);
+  if (code == EXIT_OK) {
+    int st = failures_collect(db, &s, workload == NULL, target ? s.targets[0] : NULL, kind_s ? (int)kind : -1,
+                              limit, &results, &nres, &recs);
+    code = st == MLC_OK ? failures_print(s.ws, recs.data, recs.len, a->format) : db_cmd_fail_status(st, "failures");
+  }
+  for (int i = 0; i < nres; i++) db_result_free(results[i]);
+  mlc_free(results);
+  mlc_vec_free(&recs);
+  selection_free(&s);
   db_close(db);
   return code;
 }

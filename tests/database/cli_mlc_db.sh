@@ -77,7 +77,7 @@ BEST_GPU=da691b53da68ddb4 # gmm on the gpu: 0.0251 ms
 
 # --- help and usage ----------------------------------------------------------
 run 0 --help && has "$TMP/out" "export" && has "$TMP/out" "--db URI"
-for c in init top show list stats export import prune; do
+for c in init top show list failures stats export import prune; do
   run 0 "$c" --help && has "$TMP/out" "usage: mlc-db $c"
 done
 run 0 help top && has "$TMP/out" "usage: mlc-db top"
@@ -132,6 +132,19 @@ run 0 --db "$A" list --json &&
   pyjson "len(d) == 3 and [w for w in d if w['workload'] == 'gmm'][0]['records'] == 10 and [w for w in d if w['workload'] == 'c2d'][0]['targets'] == []"
 run 0 --db "$A" list --table && has "$TMP/out" "best_ms"
 pass "list"
+
+# --- failures -------------------------------------------------------------------
+run 0 --db "$A" failures && lines "$TMP/out" 4
+head -1 "$TMP/out" | grep -q "^93afe659d6fe3329	sfm	$CPU	crash	" || fail "newest failure first: $(head -1 "$TMP/out")"
+has "$TMP/out" "$(printf '590cf693baef112a\tgmm\t%s\ttimeout\t2024-05-01 12:35:02\trun exceeded 10 s' "$CPU")"
+run 0 --db "$A" failures --kind wrong-result && lines "$TMP/out" 1 && has "$TMP/out" 2812d46d4f3a20f1
+run 0 --db "$A" failures --workload gmm --target "$CPU" --limit 1 && lines "$TMP/out" 1 && has "$TMP/out" 590cf693baef112a
+run 0 --db "$A" failures --workload sfm --kind build && lines "$TMP/out" 0
+run 0 --db "$A" failures --json --limit 2 &&
+  pyjson "[r['id'] for r in d] == ['93afe659d6fe3329', '2812d46d4f3a20f1'] and d[0]['error_msg'] == 'signal 11 (SIGSEGV)'"
+run 2 --db "$A" failures --kind fine && has "$TMP/err" "is not a failure kind"
+run 2 --db "$A" failures --limit -1 && has "$TMP/err" "--limit wants a whole number"
+pass "failures"
 
 # --- top ------------------------------------------------------------------------
 run 0 --db "$A" top && lines "$TMP/out" 3 # gmm x 2 targets, sfm x 1; c2d has none
