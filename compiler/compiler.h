@@ -31,6 +31,7 @@ extern "C" {
  * file, compiler/lower/<file>.c, with a header of a few lines.
  *      enum                 name (for --dump-after)        function */
 #define MLC_LOWER_PASSES(X)                                                   \
+  X(CROSS_THREAD_REDUCTION, "lower-cross-thread-reduction", mlc_pass_lower_cross_thread_reduction) \
   X(LOWER_INIT_BLOCK,    "lower-init-block",         mlc_pass_lower_init_block)  \
   X(PLAN_ALLOCATIONS,    "plan-allocations",         mlc_pass_plan_allocations)  \
   X(REMOVE_BLOCKS,       "remove-blocks",            mlc_pass_remove_blocks)     \
@@ -92,7 +93,17 @@ int mlc_lower(tir_func_t **out, const tir_func_t *scheduled, const mlc_target_t 
  *   `T.evaluate(T.tvm_storage_sync("shared"))` barrier wherever a thread may
  *   read shared memory another thread wrote, or overwrite shared memory
  *   others read, since the last barrier; never inside a branch or loop that
- *   depends on threadIdx (compiler/lower/gpu_sync.c). */
+ *   depends on threadIdx (compiler/lower/gpu_sync.c);
+ * - GPU targets only (lower-cross-thread-reduction): a reduction over a
+ *   threadIdx.x loop is two thread loops: each thread's partial value into
+ *   its slot of a MLC_CROSS_THREAD_SCOPE buffer, then
+ *   `with T.attr(red_buf.data, MLC_CROSS_THREAD_ATTR, "sum"|"max"|"min")`
+ *   around the serial meaning of the allreduce (`red[0] = init; for t:
+ *   red[0] = red[0] op red_buf[t]`), which code generation replaces by warp
+ *   shuffles; then one thread stores the result
+ *   (compiler/lower/cross_thread_reduce.c). */
+#define MLC_CROSS_THREAD_SCOPE "local.cross_thread"
+#define MLC_CROSS_THREAD_ATTR "mlc.cross_thread_reduce"
 
 /* ------------------------------------------------------------------------ */
 /* Code generation                                                           */
@@ -145,7 +156,10 @@ typedef enum { MLC_EMIT_OBJ, MLC_EMIT_ASM, MLC_EMIT_LL, MLC_EMIT_SO, MLC_EMIT_HE
  * HEADER are the host side (with the device image inside), ASM and LL the
  * device side (PTX / AMDGPU assembly, the device LLVM IR), and DEVICE the
  * device image alone (.ptx text for cuda, .hsaco for rocm); DEVICE on a CPU
- * module is MLC_EINVAL. MLC_EIO on failure. */
+ * module is MLC_EINVAL. MLC_EIO on failure. Shared libraries link the
+ * runtime archive $MLC_RUNTIME_LIB, else the build tree's, else the
+ * installed <dir of the program>/../lib/mlc-tune/libmlc_runtime.a (MLC_EIO
+ * naming each path tried when none is readable). */
 int mlc_module_emit(const mlc_module_t *m, mlc_emit_kind_t kind, const char *path);
 /* The emitted text (LL/ASM/HEADER) as a string (mlc_free). */
 char *mlc_module_text(const mlc_module_t *m, mlc_emit_kind_t kind);
@@ -168,6 +182,9 @@ int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m);
 int mlc_jit_load_object(mlc_jit_t **out, const char *path);
 /* The address of an exported function (NULL when absent). */
 void *mlc_jit_lookup(mlc_jit_t *jit, const char *name);
+/* Frees the JIT and its code; for GPU host code first forgets the runtime's
+ * modules loaded from its device image (mlc_rt_gpu_unload_image). NULL is
+ * fine. */
 void mlc_jit_free(mlc_jit_t *jit);
 
 /* ------------------------------------------------------------------------ */

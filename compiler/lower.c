@@ -12,6 +12,7 @@
 
 #include "compiler/compiler.h"
 #include "compiler/lower/compact_buffers.h"
+#include "compiler/lower/cross_thread_reduce.h"
 #include "compiler/lower/flatten_buffers.h"
 #include "compiler/lower/gpu_sync.h"
 #include "compiler/lower/lower_init_block.h"

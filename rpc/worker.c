@@ -400,8 +400,10 @@ static int worker_loop(worker_t *w, volatile int *stop) {
     }
   }
   if (st == MLC_OK) drain(w);
-  if (w->sock) rpc_send(w->sock, NULL, 0, RPC_DISCONNECT, "{}", 2);
-  return st;
+  char why[1024];
+  snprintf(why, sizeof why, "%s", mlc_error_last());
+  if (w->sock) rpc_send(w->sock, NULL, 0, RPC_DISCONNECT, "{}", 2); /* may fail: not connected */
+  return st == MLC_OK ? MLC_OK : mlc_error_set(st, "%s", why);
 }
 
 /* ------------------------------------------------------------------------ */

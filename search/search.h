@@ -64,6 +64,14 @@ void ms_ctx_init(ms_ctx_t *ctx, const tir_func_t *workload, const char *task_nam
 #define MS_ANN_LAYOUT_REWRITE "meta_schedule.layout_rewrite_preproc"
 #define MS_ANN_LAYOUT_AXIS "meta_schedule.layout_rewrite_axis"
 #define MS_ANN_RANDOM_COMPUTE_LOCATION "meta_schedule.random_compute_producer"
+/* GPU (docs/search/gpu.md). A shared-memory read cache whose fused loop
+ * RewriteCooperativeFetch splits over the block's threads; the value is the
+ * vector length of each thread's load (a SampleCategorical variable). */
+#define MS_ANN_COOPERATIVE_FETCH "meta_schedule.cooperative_fetch"
+/* block: the threads per block its kernel may use, [low, high]
+ * (MultiLevelTiling on GPUs; VerifyGPUCode checks them). */
+#define MS_ANN_THREAD_EXTENT_LOW "meta_schedule.thread_extent_low_inclusive"
+#define MS_ANN_THREAD_EXTENT_HIGH "meta_schedule.thread_extent_high_inclusive"
 
 /* ------------------------------------------------------------------------ */
 /* Design space: rules                                                       */
@@ -89,10 +97,31 @@ struct ms_rule {
  * them), MultiLevelTiling SSRSRS (max innermost factor 64, write cache `may`
  * at levels 1-2), ParallelizeVectorizeUnroll (parallel up to 16 x cores,
  * vectorize up to 64, unroll {0, 16, 64, 512}), RandomComputeLocation.
- * The array is static; n is set. Step 8 adds ms_rules_cuda_default. */
+ * The array is static; n is set. */
 const ms_rule_t *const *ms_rules_cpu_default(const ms_ctx_t *ctx, int *n);
-/* One rule by name (for tests and `mlc-sched space --rules`); NULL if unknown. */
+/* MetaSchedule's CUDA defaults (ScheduleRule::DefaultCUDA; docs/search/gpu.md),
+ * for cuda and rocm targets, limits from ctx->target (max_threads_per_block,
+ * thread_warp_size): MultiLevelTiling SSSRRSRS bound to blockIdx.x /
+ * vthread.x / threadIdx.x (max innermost factor 64, read caches `must` in
+ * "shared" at level 4 with cooperative fetch of vector lengths {1, 2, 3, 4,
+ * 8, 16} (filtered by dtype), write cache `must` in "local" at level 3);
+ * AutoInline (into producers and consumers, no filters); CrossThreadReduction
+ * (thread extents {4, ..., 512}); ParallelizeVectorizeUnroll (no parallel or
+ * vector, unroll {0, 16, 64, 512, 1024} explicit); AutoBind (256 thread
+ * blocks, thread extents {32, ..., 1024}). Static array; n is set. */
+const ms_rule_t *const *ms_rules_cuda_default(const ms_ctx_t *ctx, int *n);
+/* The defaults for ctx->target's kind: llvm -> ms_rules_cpu_default, cuda
+ * and rocm -> ms_rules_cuda_default. The same dispatch for postprocessors
+ * and mutators below (ms_postprocs_default, ms_mutators_default). */
+const ms_rule_t *const *ms_rules_default(const ms_ctx_t *ctx, int *n);
+/* True for the GPU target kinds (cuda, rocm). */
+bool ms_target_is_gpu(const mlc_target_t *t);
+/* One rule by name (for tests and `mlc-sched space --rules`); NULL if
+ * unknown. CPU variants where CPU and GPU share a name. */
 const ms_rule_t *ms_rule_find(const char *name);
+/* The same, preferring the variant of ctx->target's defaults (CUDA's
+ * MultiLevelTiling for a cuda target). */
+const ms_rule_t *ms_rule_find_for(const ms_ctx_t *ctx, const char *name);
 
 /* The design space: traces (with sampling instructions and their decisions
  * as first sampled) from applying `rules` to every block in post-order, as
@@ -124,6 +153,11 @@ struct ms_postproc {
 /* CPU defaults in order: DisallowDynamicLoop, RewriteParallelVectorizeUnroll,
  * RewriteReductionBlock, RewriteLayout, RewriteTensorize. Static array. */
 const ms_postproc_t *const *ms_postprocs_cpu_default(const ms_ctx_t *ctx, int *n);
+/* GPU defaults in order (Postproc::DefaultCUDA): DisallowDynamicLoop,
+ * RewriteCooperativeFetch, RewriteUnboundBlock, RewriteParallelVectorizeUnroll,
+ * RewriteReductionBlock, VerifyGPUCode (limits from ctx->target). Static. */
+const ms_postproc_t *const *ms_postprocs_cuda_default(const ms_ctx_t *ctx, int *n);
+const ms_postproc_t *const *ms_postprocs_default(const ms_ctx_t *ctx, int *n);
 const ms_postproc_t *ms_postproc_find(const char *name);
 
 /* Records EnterPostproc, then runs each postprocessor; stops at the first
@@ -186,6 +220,10 @@ typedef struct {
   double prob;
 } ms_mutator_prob_t;
 const ms_mutator_prob_t *ms_mutators_cpu_default(const ms_ctx_t *ctx, int *n);
+/* GPU defaults (Mutator::DefaultCUDA): MutateTileSize 0.9, MutateUnroll
+ * 0.08, MutateThreadBinding 0.02. */
+const ms_mutator_prob_t *ms_mutators_cuda_default(const ms_ctx_t *ctx, int *n);
+const ms_mutator_prob_t *ms_mutators_default(const ms_ctx_t *ctx, int *n);
 const ms_mutator_t *ms_mutator_find(const char *name);
 
 /* ------------------------------------------------------------------------ */
@@ -281,6 +319,18 @@ struct ms_runner {
  * are mlc_measure's. MLC_EINVAL unless 1 <= K <= 256. opts borrowed
  * (copied). */
 int ms_runner_local(ms_runner_t **out, int workers, const mlc_measure_options_t *opts);
+/* The local runner for `target`: ms_runner_local for llvm; for cuda and
+ * rocm, GPU 0 of that kind is probed in a child process (this process never
+ * loads the driver: measurements are forked from it) and must exist and be
+ * of the target's architecture; jobs then go as ms_runner_local's (K
+ * builders, timed one at a time, on the GPU: opts' prebuilt_kind is set to
+ * the target's kind), the device key is the target's ("cuda-sm90") and
+ * device_json the GPU's properties. MLC_ENOTFOUND when there is no such GPU ("no CUDA
+ * device on this machine (<the driver's reason>): ... pass --farm
+ * ENDPOINT"), MLC_EUNSUPPORTED when it is of another architecture, MLC_EIO
+ * when the probe could not run, MLC_EINVAL as ms_runner_local. */
+int ms_runner_local_target(ms_runner_t **out, const mlc_target_t *target, int workers,
+                           const mlc_measure_options_t *opts);
 void ms_runner_free(ms_runner_t *r); /* NULL is fine */
 
 /* ------------------------------------------------------------------------ */

@@ -162,18 +162,44 @@ int cg_run_capture(char *const argv[], mlc_strbuf_t *output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* The runtime archive emitted libraries link: $MLC_RUNTIME_LIB when set,
+ * else the build tree's (compiled in by CMake) when it exists, else the
+ * installed copy beside the running program,
+ * <dir of /proc/self/exe>/../lib/mlc-tune/libmlc_runtime.a (CMake installs
+ * it there). MLC_EIO naming every path tried. */
+static int find_runtime_lib(char *out, size_t len) {
+  const char *env = getenv("MLC_RUNTIME_LIB");
+  if (env && *env) {
+    if (access(env, R_OK) == 0) return snprintf(out, len, "%s", env), MLC_OK;
+    return mlc_error_set(MLC_EIO, "the mlc runtime archive $MLC_RUNTIME_LIB=%s cannot be read", env);
+  }
+  if (access(MLC_RUNTIME_LIB, R_OK) == 0) return snprintf(out, len, "%s", MLC_RUNTIME_LIB), MLC_OK;
+  char exe[4096] = "";
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    snprintf(out, len, "%s/../lib/mlc-tune/libmlc_runtime.a", exe);
+    if (access(out, R_OK) == 0) return MLC_OK;
+  }
+  return mlc_error_set(MLC_EIO, "cannot find the mlc runtime archive to link a shared library with: "
+                       "tried %s (the build tree's) and %s (the installed copy); set MLC_RUNTIME_LIB",
+                       MLC_RUNTIME_LIB, n > 0 ? out : "<dir of /proc/self/exe unknown>/../lib/mlc-tune/libmlc_runtime.a");
+}
+
 /* `cc -shared -o OUT obj.o libmlc_runtime.a -lpthread -lm`. -Bsymbolic binds
  * the library's calls to its own runtime even when the loading program has
  * one too, so mlc_last_error() read through the library is the one its
- * kernels wrote. MLC_CC and MLC_RUNTIME_LIB override the compiler and the
+ * kernels wrote. MLC_CC overrides the compiler, find_runtime_lib says which
  * runtime archive. */
 static int write_so(const mlc_module_t *m, const char *path) {
-  char obj[4096];
-  int rc = write_temp_obj(m, obj, sizeof obj);
+  char rt[4200], obj[4096];
+  int rc = find_runtime_lib(rt, sizeof rt);
   if (rc != MLC_OK) return rc;
-  const char *cc = getenv("MLC_CC"), *rt = getenv("MLC_RUNTIME_LIB");
-  char *argv[] = {(char *)(cc && *cc ? cc : "cc"), "-shared", "-o", (char *)path, obj,
-                  (char *)(rt && *rt ? rt : MLC_RUNTIME_LIB), "-lpthread", "-lm",
+  if ((rc = write_temp_obj(m, obj, sizeof obj)) != MLC_OK) return rc;
+  const char *cc = getenv("MLC_CC");
+  char *argv[] = {(char *)(cc && *cc ? cc : "cc"), "-shared", "-o", (char *)path, obj, rt, "-lpthread", "-lm",
                   "-Wl,-Bsymbolic", NULL};
   mlc_strbuf_t output;
   mlc_sb_init(&output);

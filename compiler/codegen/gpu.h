@@ -13,7 +13,8 @@
  *
  * Files: gpu_module.c (device module, finishing: optimisation, image,
  * embedding it in the host code; emission of the device side),
- * gpu_device.c (a kernel from a loop nest), gpu_host.c (the launch).
+ * gpu_device.c (a kernel from a loop nest), gpu_reduce.c (cross-thread
+ * reductions), gpu_host.c (the launch).
  */
 #ifndef MLC_CODEGEN_GPU_H
 #define MLC_CODEGEN_GPU_H
@@ -31,6 +32,9 @@ struct cg_gpu_target {
   int (*cpu)(const mlc_target_t *t, char *out, size_t len);
   /* blockIdx (block) / threadIdx of dimension dim (0..2), as i32. */
   LLVMValueRef (*index)(cg_t *cg, bool block, int dim);
+  /* The i32 value v of the thread whose lane (in its warp) is this lane
+   * xor `mask` (a butterfly shuffle; every lane of the warp takes part). */
+  LLVMValueRef (*shuffle_xor)(cg_t *cg, LLVMValueRef v, int mask);
   /* A barrier of the thread block, with shared memory made visible. */
   void (*barrier)(cg_t *cg);
   /* Makes fn a kernel entry (calling convention, annotations) of at most
@@ -68,6 +72,18 @@ LLVMValueRef cg_gpu_image_size_ref(cg_t *cg);
 
 /* ---- gpu_device.c ---- */
 
+/* The state of generating one kernel (cg_t.gpu of device code). */
+typedef struct {
+  const cg_gpu_target_t *gt;
+  int64_t block_const[3];     /* constant block size per dimension (0: symbolic) */
+  int64_t shared_bytes;       /* static shared memory so far */
+  int thread_depth;           /* threadIdx loops around the current statement */
+} cg_kernel_state_t;
+
+/* A static shared-memory array of `bytes` (counted against the target's
+ * limit), as a generic i8*. NULL with MLC_EUNSUPPORTED over the limit. */
+LLVMValueRef cg_gpu_shared_array(cg_t *cg, const char *name, int64_t bytes);
+
 /* A kernel: its entry's name and launch: extents of the blockIdx/threadIdx
  * loops (NULL for 1) and its parameters in order (buffer data handles and
  * scalars defined outside the kernel), all in the function's arena or the
@@ -83,5 +99,13 @@ typedef struct {
  * thread-bound loop) into m->dev_mod, named "<func>_kernel<k>"; fills
  * *out. MLC_EUNSUPPORTED / MLC_EINVAL with the function and loop named. */
 int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int k, cg_launch_t *out);
+
+/* ---- gpu_reduce.c ---- */
+
+/* The allreduce of `with T.attr(red_buf.data, MLC_CROSS_THREAD_ATTR, op)`
+ * (lower-cross-thread-reduction): warp shuffles, and a shared-memory stage
+ * across warps; stores the result where the attribute's serial body does.
+ * MLC_EUNSUPPORTED for shapes it does not generate. */
+int cg_gpu_allreduce(cg_t *cg, const tir_stmt_t *attr);
 
 #endif /* MLC_CODEGEN_GPU_H */

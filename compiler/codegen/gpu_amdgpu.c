@@ -49,6 +49,20 @@ static LLVMValueRef amdgpu_index(cg_t *cg, bool block, int dim) {
   return cg_call_intrinsic(cg, name, NULL, 0, NULL, 0);
 }
 
+/* ds_bpermute: lane l reads lane (l ^ mask) of its wavefront; the lane id
+ * is mbcnt(-1) (bits set below this lane). */
+static LLVMValueRef amdgpu_shuffle_xor(cg_t *cg, LLVMValueRef v, int mask) {
+  LLVMValueRef lo_args[2] = {cg_i32(cg, -1), cg_i32(cg, 0)};
+  LLVMValueRef lo = cg_call_intrinsic(cg, "llvm.amdgcn.mbcnt.lo", NULL, 0, lo_args, 2);
+  if (!lo) return NULL;
+  LLVMValueRef hi_args[2] = {cg_i32(cg, -1), lo};
+  LLVMValueRef lane = cg_call_intrinsic(cg, "llvm.amdgcn.mbcnt.hi", NULL, 0, hi_args, 2);
+  if (!lane) return NULL;
+  LLVMValueRef src = LLVMBuildXor(cg->b, lane, cg_i32(cg, mask), "");
+  LLVMValueRef args[2] = {LLVMBuildShl(cg->b, src, cg_i32(cg, 2), ""), v};
+  return cg_call_intrinsic(cg, "llvm.amdgcn.ds.bpermute", NULL, 0, args, 2);
+}
+
 static void amdgpu_barrier(cg_t *cg) {
   LLVMBuildFence(cg->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
   cg_call_intrinsic(cg, "llvm.amdgcn.s.barrier", NULL, 0, NULL, 0);
@@ -170,6 +184,7 @@ const cg_gpu_target_t cg_gpu_amdgpu = {
     .private_as = 5,
     .cpu = amdgpu_cpu,
     .index = amdgpu_index,
+    .shuffle_xor = amdgpu_shuffle_xor,
     .barrier = amdgpu_barrier,
     .mark_kernel = amdgpu_mark_kernel,
     .math = amdgpu_math,

@@ -12,16 +12,19 @@
  * (a cooperative fetch inside the compute's thread loop) is the same index.
  * A store to a buffer outside registers whose value reads the same buffer
  * and whose index does not depend on an enclosing threadIdx loop is a
- * reduction across threads, which needs a cross-thread reduction this
- * generator does not emit: MLC_EUNSUPPORTED naming the loop.
+ * reduction across threads that lower-cross-thread-reduction left alone (a
+ * shape it does not rewrite): MLC_EUNSUPPORTED naming the loop.
  *
  * Then generation, with the CPU's expression and statement generators and
  * these hooks: thread-bound loops read the thread/block index (vthread
  * loops stay serial), "shared" allocations are static arrays in address
  * space 3, "local" ones (and "global" ones inside a thread loop, private to
  * the thread) allocas, both addressed through generic pointers (LLVM's
- * address space inference recovers shared and local accesses), barriers
- * are the target's, parallel loops run serially, failed assertions trap.
+ * address space inference recovers shared and local accesses), buffers of
+ * MLC_CROSS_THREAD_SCOPE one element per thread (each thread only touches
+ * its own slot), the cross-thread reduction attribute gpu_reduce.c's
+ * allreduce; barriers are the target's, parallel loops run serially, failed
+ * assertions trap. Pointer parameters carry the alignment the host knows.
  */
 #include "compiler/codegen/gpu.h"
 
@@ -125,8 +128,9 @@ static void check_cross_thread(scan_t *s, const tir_stmt_t *st) {
     for (int k = 0; k < st->u.store.nindices && !uses; k++) uses = tir_expr_uses_var(st->u.store.indices[k], t);
     if (!uses)
       fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "loop %s (threadIdx) runs a reduction into %s across "
-                               "threads, which needs a cross-thread reduction (not generated yet); keep "
-                               "reduction loops serial inside the thread", t->u.var.name, b->name));
+                               "threads in a form lower-cross-thread-reduction does not rewrite (the "
+                               "reduction loops, one bound to threadIdx.x, directly around the block); "
+                               "keep reduction loops serial inside the thread", t->u.var.name, b->name));
   }
 }
 
@@ -220,12 +224,7 @@ static int scan_kernel(scan_t *s, const tir_stmt_t *root, mlc_arena_t *a, cg_lau
 /* Generation                                                                */
 /* ------------------------------------------------------------------------ */
 
-typedef struct {
-  const cg_gpu_target_t *gt;
-  int64_t block_const[3];     /* constant block size per dimension (0: symbolic) */
-  int64_t shared_bytes;       /* static shared memory so far */
-  int thread_depth;           /* threadIdx loops around the current statement */
-} kstate_t;
+typedef cg_kernel_state_t kstate_t;
 
 static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
   kstate_t *k = cg->gpu;
@@ -267,20 +266,23 @@ static int64_t alloc_bytes(const tir_buffer_t *b) {
   return n;
 }
 
-static int shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
+LLVMValueRef cg_gpu_shared_array(cg_t *cg, const char *name, int64_t bytes) {
   kstate_t *k = cg->gpu;
-  const tir_buffer_t *b = s->u.allocate.buffer;
   k->shared_bytes += bytes;
   int limit = cg->m->target.max_shared_memory_per_block;
   if (limit > 0 && k->shared_bytes > limit)
-    return mlc_error_set(MLC_EUNSUPPORTED, "shared memory of the kernel (%lld bytes with %s) exceeds the "
-                         "target's %d bytes per block", (long long)k->shared_bytes, b->name, limit);
+    return fail_null(MLC_EUNSUPPORTED, "shared memory of the kernel exceeds the target's limit per block with %s", name);
   LLVMTypeRef t = LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1));
-  LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, t, b->name, 3);
+  LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, t, name, 3);
   LLVMSetLinkage(g, LLVMInternalLinkage);
   LLVMSetInitializer(g, LLVMGetUndef(t));
   LLVMSetAlignment(g, 16);
-  return cg_with_buffer(cg, s, LLVMBuildAddrSpaceCast(cg->b, g, cg->t_ptr, ""), 16);
+  return LLVMBuildAddrSpaceCast(cg->b, g, cg->t_ptr, "");
+}
+
+static int shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
+  LLVMValueRef p = cg_gpu_shared_array(cg, s->u.allocate.buffer->name, bytes);
+  return p ? cg_with_buffer(cg, s, p, 16) : mlc_error_last_code();
 }
 
 static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
@@ -291,6 +293,7 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
                          b->name, b->scope);
   if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
+  if (strcmp(b->scope, MLC_CROSS_THREAD_SCOPE) == 0) bytes = cg_elem_bytes(b->dtype) * b->dtype.lanes; /* own slot */
   if (strcmp(b->scope, "global") == 0 && k->thread_depth == 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope global) is allocated inside a GPU kernel but "
                          "outside its threadIdx loops; give it scope \"shared\" or allocate it outside the "
@@ -299,6 +302,13 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
   LLVMValueRef p = k->gt->private_as ? LLVMBuildAddrSpaceCast(cg->b, a, cg->t_ptr, "")
                                      : LLVMBuildBitCast(cg->b, a, cg->t_ptr, "");
   return cg_with_buffer(cg, s, p, 16);
+}
+
+/* The allreduce of lower-cross-thread-reduction; other attributes are
+ * transparent. */
+static int dev_attr(cg_t *cg, const tir_stmt_t *s) {
+  if (strcmp(s->u.attr.key, MLC_CROSS_THREAD_ATTR) == 0) return cg_gpu_allreduce(cg, s);
+  return cg_stmt(cg, s->u.attr.body);
 }
 
 static LLVMValueRef dev_sync(cg_t *cg) {
@@ -321,6 +331,7 @@ static void dev_fail(cg_t *cg) {
 static const cg_hooks_t device_hooks = {
     .thread_loop = dev_thread_loop,
     .allocate = dev_allocate,
+    .attr = dev_attr,
     .storage_sync = dev_sync,
     .math = dev_math,
     .fail = dev_fail,
@@ -330,7 +341,10 @@ static LLVMTypeRef param_type(cg_t *cg, const tir_var_t *v) {
   return tir_dtype_is_handle(v->dtype) ? cg->t_ptr : cg_type(cg, v->dtype);
 }
 
-static int gen_kernel(cg_t *dc, const tir_stmt_t *root, const cg_launch_t *L, bool noalias) {
+/* Pointer parameters keep the alignment the host knows for them (a declared
+ * buffer alignment the host checked, 256 for device allocations), so that
+ * vector accesses at aligned indices become ld/st.global.v2/v4. */
+static int gen_kernel(cg_t *dc, const cg_t *host, const tir_stmt_t *root, const cg_launch_t *L, bool noalias) {
   kstate_t *k = dc->gpu;
   LLVMTypeRef *types = mlc_arena_alloc(dc->arena, sizeof(LLVMTypeRef) * (size_t)(L->nparams + 1));
   if (!types) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
@@ -343,12 +357,16 @@ static int gen_kernel(cg_t *dc, const tir_stmt_t *root, const cg_launch_t *L, bo
   cg_fn_begin(dc, fn);
   int rc = MLC_OK;
   unsigned noalias_kind = LLVMGetEnumAttributeKindForName("noalias", 7);
+  unsigned align_kind = LLVMGetEnumAttributeKindForName("align", 5);
   for (int i = 0; i < L->nparams && rc == MLC_OK; i++) {
     LLVMValueRef p = LLVMGetParam(fn, (unsigned)i);
     LLVMSetValueName2(p, L->params[i]->u.var.name, strlen(L->params[i]->u.var.name));
     if (noalias && tir_dtype_is_handle(L->params[i]->dtype))
       LLVMAddAttributeAtIndex(fn, (unsigned)i + 1, LLVMCreateEnumAttribute(dc->ctx, noalias_kind, 0));
-    rc = cg_bind(dc, L->params[i], p, 0);
+    const cg_binding_t *hb = tir_dtype_is_handle(L->params[i]->dtype) ? cg_lookup(host, L->params[i]) : NULL;
+    int align = hb && hb->align > 1 ? hb->align : 0;
+    if (align) LLVMAddAttributeAtIndex(fn, (unsigned)i + 1, LLVMCreateEnumAttribute(dc->ctx, align_kind, (uint64_t)align));
+    rc = cg_bind(dc, L->params[i], p, align);
   }
   if (rc == MLC_OK) rc = cg_stmt(dc, root);
   if (rc == MLC_OK) LLVMBuildRetVoid(dc->b);
@@ -383,7 +401,7 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out
   dc.gpu = &k;
   dc.parallel_depth = 1;
   dc.noalias = host->noalias;
-  rc = dc.arena ? gen_kernel(&dc, root, out, host->noalias) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  rc = dc.arena ? gen_kernel(&dc, host, root, out, host->noalias) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
   cg_done(&dc);
   if (rc == MLC_OK) m->nkernels++;
   return rc;

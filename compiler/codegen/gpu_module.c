@@ -12,7 +12,8 @@
  * verifies the device module, links what its math calls, optimises it
  * (O3 for the GPU), refuses calls nothing would resolve (LLVM would abort in
  * instruction selection), generates the image, and replaces the
- * placeholders with a private constant holding it; the host module is
+ * placeholders with a hidden constant holding it (jit.c finds it by name
+ * to unload the image's modules when the JIT is freed); the host module is
  * optimised afterwards by mlc_codegen as usual.
  */
 #include "compiler/codegen/gpu.h"
@@ -23,7 +24,7 @@
 
 #include "compiler/codegen/module_priv.h"
 
-#define IMAGE_SYM "__mlc_gpu_image"
+#define IMAGE_SYM CG_GPU_IMAGE_SYM
 #define IMAGE_SIZE_SYM "__mlc_gpu_image_size"
 
 int cg_gpu_module_init(mlc_module_t *m, const mlc_target_t *t) {
@@ -73,7 +74,8 @@ static void embed_image(mlc_module_t *m) {
   LLVMValueRef data = LLVMConstStringInContext(m->ctx, m->image, (unsigned)m->image_size, 1);
   LLVMValueRef g = LLVMAddGlobal(m->mod, LLVMTypeOf(data), "");
   LLVMSetInitializer(g, data);
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetLinkage(g, LLVMExternalLinkage);
+  LLVMSetVisibility(g, LLVMHiddenVisibility);
   LLVMSetGlobalConstant(g, 1);
   LLVMSetAlignment(g, 16);
   LLVMReplaceAllUsesWith(old, LLVMConstBitCast(g, LLVMTypeOf(old)));

@@ -57,6 +57,14 @@ static LLVMValueRef nvptx_index(cg_t *cg, bool block, int dim) {
   return cg_call_intrinsic(cg, name, NULL, 0, NULL, 0);
 }
 
+/* shfl.sync.bfly.b32 over the whole warp (member mask 0xffffffff; the
+ * clamp 0x1f keeps every lane in its warp: butterfly offsets below a group
+ * width stay in the group). */
+static LLVMValueRef nvptx_shuffle_xor(cg_t *cg, LLVMValueRef v, int mask) {
+  LLVMValueRef args[4] = {cg_i32(cg, -1), v, cg_i32(cg, mask), cg_i32(cg, 0x1f)};
+  return cg_call_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
+}
+
 static void nvptx_barrier(cg_t *cg) { cg_call_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0); }
 
 static void nvptx_mark_kernel(cg_t *cg, LLVMValueRef fn, int64_t nthreads) {
@@ -234,6 +242,7 @@ const cg_gpu_target_t cg_gpu_nvptx = {
     .private_as = 0,
     .cpu = nvptx_cpu,
     .index = nvptx_index,
+    .shuffle_xor = nvptx_shuffle_xor,
     .barrier = nvptx_barrier,
     .mark_kernel = nvptx_mark_kernel,
     .math = nvptx_math,

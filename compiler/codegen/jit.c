@@ -24,6 +24,13 @@
  * same eager resolution. The exported names come from the object's ELF
  * symbol table: codegen gives every function but the exported ones internal
  * linkage, so the defined global functions are exactly the module's exports.
+ *
+ * GPU modules: the runtime caches the modules it loads from a device image
+ * by the image's address (runtime/runtime.h), and the image lives in JIT
+ * memory, which mlc_jit_free releases; a later JIT could place another image
+ * at the same address and be served the old code. So the JIT looks up the
+ * image (the hidden global CG_GPU_IMAGE_SYM of GPU host code) when it loads
+ * and calls mlc_rt_gpu_unload_image on it before freeing the memory.
  */
 #include "compiler/codegen/module_priv.h"
 
@@ -101,6 +108,8 @@ struct mlc_jit {
   int nfuncs;
   char **names;
   void **addrs;
+  bool has_image;              /* the object defines CG_GPU_IMAGE_SYM */
+  const void *image;           /* its address once linked (GPU host code) */
   mlc_strbuf_t session_errors; /* what ORC reported while linking */
 };
 
@@ -170,6 +179,12 @@ static int add_and_resolve(mlc_jit_t *jit, LLVMMemoryBufferRef obj) {
     if (err) return llvm_error(err, "JIT: cannot link the module", jit);
     jit->addrs[i] = (void *)(uintptr_t)addr;
   }
+  if (jit->has_image) {
+    LLVMOrcExecutorAddress addr = 0;
+    err = LLVMOrcLLJITLookup(jit->lljit, &addr, CG_GPU_IMAGE_SYM);
+    if (err) return llvm_error(err, "JIT: cannot find the GPU device image", jit);
+    jit->image = (const void *)(uintptr_t)addr;
+  }
   return MLC_OK;
 }
 
@@ -213,6 +228,7 @@ int mlc_jit_load(mlc_jit_t **out, mlc_module_t *m) {
   mlc_jit_t *jit = mlc_calloc(1, sizeof *jit);
   LLVMMemoryBufferRef obj = NULL;
   int rc = jit ? cg_module_verify(m->mod) : mlc_error_set(MLC_ENOMEM, "out of memory");
+  if (rc == MLC_OK) jit->has_image = LLVMGetNamedGlobal(m->mod, CG_GPU_IMAGE_SYM) != NULL;
   /* The module is consumed: no clone needed before code generation. */
   if (rc == MLC_OK) rc = cg_emit_to_memory(&obj, m->tm, m->mod, LLVMObjectFile);
   if (rc == MLC_OK) rc = take_names(jit, m);
@@ -260,12 +276,13 @@ static int symtab_exports(mlc_jit_t *jit, const char *data, size_t len, const El
   for (uint64_t k = 1; k < sh->sh_size / sizeof(Elf64_Sym); k++) { /* 0 is the null symbol */
     Elf64_Sym sym;
     memcpy(&sym, data + sh->sh_offset + k * sizeof sym, sizeof sym);
-    if (ELF64_ST_BIND(sym.st_info) != STB_GLOBAL || ELF64_ST_TYPE(sym.st_info) != STT_FUNC ||
-        sym.st_shndx == SHN_UNDEF)
-      continue;
+    if (ELF64_ST_BIND(sym.st_info) != STB_GLOBAL || sym.st_shndx == SHN_UNDEF) continue;
     if (sym.st_name >= str->sh_size)
       return mlc_error_set(MLC_EINVAL, "%s: ELF symbol %llu has a name outside its string table", path,
                            (unsigned long long)k);
+    if (ELF64_ST_TYPE(sym.st_info) == STT_OBJECT && strcmp(data + str->sh_offset + sym.st_name, CG_GPU_IMAGE_SYM) == 0)
+      jit->has_image = true;
+    if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC) continue;
     int rc = add_name(jit, data + str->sh_offset + sym.st_name, cap);
     if (rc != MLC_OK) return rc;
   }
@@ -338,6 +355,7 @@ void *mlc_jit_lookup(mlc_jit_t *jit, const char *name) {
 
 void mlc_jit_free(mlc_jit_t *jit) {
   if (!jit) return;
+  if (jit->image) mlc_rt_gpu_unload_image(jit->image); /* before its memory goes */
   if (jit->lljit) {
     LLVMErrorRef err = LLVMOrcDisposeLLJIT(jit->lljit);
     if (err) LLVMConsumeError(err);

@@ -382,6 +382,14 @@ static int buffer_access(cg_t *cg, access_t *acc, tir_buffer_t *b, tir_expr_t *c
   if (!bnd)
     return mlc_error_set(MLC_EINVAL, "codegen: buffer %s: its data variable %s is not defined", b->name,
                          b->data->u.var.name);
+  /* lower-cross-thread-reduction: a thread only touches its own slot, kept
+   * in a one-element register (gpu_device.c) */
+  tir_expr_t *own = NULL;
+  if (strcmp(b->scope, MLC_CROSS_THREAD_SCOPE) == 0) {
+    own = tir_i32(cg->arena, 0);
+    indices = &own;
+    n = 1;
+  }
   const tir_expr_t *idx = flat_index(cg, b, indices, n);
   if (!idx || mlc_arena_failed(cg->arena)) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
   int eb = cg_elem_bytes(b->dtype) * b->dtype.lanes;

@@ -52,6 +52,8 @@ typedef struct {
   int (*thread_loop)(cg_t *cg, const tir_stmt_t *loop);
   /* ALLOCATE (CPU: stack or aligned_alloc). */
   int (*allocate)(cg_t *cg, const tir_stmt_t *s);
+  /* ATTR statements (CPU: the body alone). */
+  int (*attr)(cg_t *cg, const tir_stmt_t *s);
   /* T.tvm_storage_sync(...) (CPU: nothing). */
   LLVMValueRef (*storage_sync)(cg_t *cg);
   /* Float math op on x (and y for pow) in the math type (CPU: LLVM

@@ -241,7 +241,9 @@ int cg_stmt(cg_t *cg, const tir_stmt_t *s) {
   switch (s->kind) {
   case TIR_BUFFER_STORE: return cg_buffer_store(cg, s);
   case TIR_LET: return let_stmt(cg, s);
-  case TIR_ATTR: return cg_stmt(cg, s->u.attr.body);
+  case TIR_ATTR:
+    if (cg->hooks && cg->hooks->attr) return cg->hooks->attr(cg, s);
+    return cg_stmt(cg, s->u.attr.body);
   case TIR_ASSERT: return assert_stmt(cg, s);
   case TIR_FOR: return for_stmt(cg, s);
   case TIR_IF: return if_stmt(cg, s);

@@ -10,6 +10,12 @@
 
 #include "compiler/codegen/codegen_internal.h"
 
+/* The device image inside a GPU module's host code: a hidden global (so the
+ * JIT can find its address, which the runtime caches loaded modules by, and
+ * unload them in mlc_jit_free; hidden keeps it out of shared libraries'
+ * dynamic symbols). */
+#define CG_GPU_IMAGE_SYM "__mlc_gpu_image"
+
 /* A target machine for triple (its backend initialised once), optimising
  * aggressively, default relocation model. MLC_EUNSUPPORTED when this LLVM
  * lacks the backend. */

@@ -87,6 +87,7 @@ extern const ms_mutator_t ms_mutate_tile_size;
 extern const ms_mutator_t ms_mutate_compute_location;
 extern const ms_mutator_t ms_mutate_unroll;
 extern const ms_mutator_t ms_mutate_parallel;
+extern const ms_mutator_t ms_mutate_thread_binding; /* GPU */
 
 /* MetaSchedule's MutateParallel bound: jobs per core. */
 #define MS_MAX_JOBS_PER_CORE 16

@@ -27,6 +27,10 @@ extern const ms_postproc_t ms_postproc_rewrite_parallel_vectorize_unroll;
 extern const ms_postproc_t ms_postproc_rewrite_reduction_block;
 extern const ms_postproc_t ms_postproc_rewrite_layout;
 extern const ms_postproc_t ms_postproc_rewrite_tensorize;
+/* GPU (docs/search/gpu.md). */
+extern const ms_postproc_t ms_postproc_rewrite_cooperative_fetch;
+extern const ms_postproc_t ms_postproc_rewrite_unbound_block;
+extern const ms_postproc_t ms_postproc_verify_gpu_code;
 
 /* A block of the current program with the loops between its enclosing
  * block and itself. Pointers are into the program (valid until the next

@@ -8,6 +8,10 @@
  * (RewriteParallelVectorizeUnroll); then inits are split off the reductions
  * (RewriteReductionBlock), operands packed (RewriteLayout), and only then,
  * with loops, inits and layouts final, tiles tensorized (RewriteTensorize).
+ * On GPUs (Postproc::DefaultCUDA): the cooperative fetches are split over
+ * the threads and the blocks left unbound get threads before the unroll
+ * pragmas and the inits, and VerifyGPUCode comes last, on the final
+ * program.
  */
 #include "search/postproc/postproc.h"
 
@@ -23,10 +27,37 @@ const ms_postproc_t *const *ms_postprocs_cpu_default(const ms_ctx_t *ctx, int *n
   return cpu_defaults;
 }
 
+static const ms_postproc_t *const cuda_defaults[] = {
+    &ms_postproc_disallow_dynamic_loop,
+    &ms_postproc_rewrite_cooperative_fetch,
+    &ms_postproc_rewrite_unbound_block,
+    &ms_postproc_rewrite_parallel_vectorize_unroll,
+    &ms_postproc_rewrite_reduction_block,
+    &ms_postproc_verify_gpu_code,
+};
+
+const ms_postproc_t *const *ms_postprocs_cuda_default(const ms_ctx_t *ctx, int *n) {
+  (void)ctx;
+  *n = (int)(sizeof(cuda_defaults) / sizeof(cuda_defaults[0]));
+  return cuda_defaults;
+}
+
+const ms_postproc_t *const *ms_postprocs_default(const ms_ctx_t *ctx, int *n) {
+  if (ctx && ms_target_is_gpu(&ctx->target)) return ms_postprocs_cuda_default(ctx, n);
+  return ms_postprocs_cpu_default(ctx, n);
+}
+
+static const ms_postproc_t *const all_postprocs[] = {
+    &ms_postproc_disallow_dynamic_loop,  &ms_postproc_rewrite_parallel_vectorize_unroll,
+    &ms_postproc_rewrite_reduction_block, &ms_postproc_rewrite_layout,
+    &ms_postproc_rewrite_tensorize,       &ms_postproc_rewrite_cooperative_fetch,
+    &ms_postproc_rewrite_unbound_block,   &ms_postproc_verify_gpu_code,
+};
+
 const ms_postproc_t *ms_postproc_find(const char *name) {
   if (!name) return NULL;
-  for (size_t i = 0; i < sizeof(cpu_defaults) / sizeof(cpu_defaults[0]); i++)
-    if (strcmp(cpu_defaults[i]->name, name) == 0) return cpu_defaults[i];
+  for (size_t i = 0; i < sizeof(all_postprocs) / sizeof(all_postprocs[0]); i++)
+    if (strcmp(all_postprocs[i]->name, name) == 0) return all_postprocs[i];
   return NULL;
 }
 

@@ -42,8 +42,10 @@ static bool loop_lengths(tir_stmt_t **loops, int n, int64_t *space, int64_t *red
   return true;
 }
 
-/* TVM's NeedsRFactorOrCrossThreadReduction. */
-static bool needs_rfactor(sch_t *sch, const sch_path_t *path, int64_t max_parallel_extent) {
+/* TVM's NeedsRFactorOrCrossThreadReduction (rules.h); CrossThreadReduction
+ * shares it. */
+bool ms_needs_rfactor_or_cross_thread(sch_t *sch, const sch_path_t *path, int64_t max_parallel_extent,
+                                      int64_t max_parallel_basic) {
   const tir_block_t *b = ms_path_block(path);
   if (b->nwrites == 0 || ms_is_root(path)) return false;
   if (!sch_is_reduction_block(sch, path) || !ms_is_trivial_binding(path) || ms_block_is_tiled(b)) return false;
@@ -52,14 +54,14 @@ static bool needs_rfactor(sch_t *sch, const sch_path_t *path, int64_t max_parall
   int64_t space, reduce;
   if (!loops_reducible(path, loops, n) || !loop_lengths(loops, n, &space, &reduce)) return false;
   /* With data reuse, rfactor only when the spatial loops give too little
-   * parallelism; other reductions (norms, softmax sums) always try it. */
+   * parallelism; other reductions (norms, softmax sums) when the reduction
+   * is longer than max_parallel_basic (AddRFactor passes 1: always). */
   if (ms_needs_multi_level_tiling(path)) return !(space >= reduce || space > max_parallel_extent);
-  return reduce > 1;
+  return reduce > max_parallel_basic;
 }
 
-/* ReorderAndFuseReductionLoops: spatial loops first, then the reduction
- * ones fused into *fused; *nspatial counts the spatial loops. */
-static int reorder_and_fuse(sch_t *sch, sch_rv_t block, sch_rv_t *fused, int *nspatial) {
+/* ReorderAndFuseReductionLoops (rules.h). */
+int ms_reorder_and_fuse_reduction(sch_t *sch, sch_rv_t block, sch_rv_t *fused, int *nspatial) {
   const sch_rv_t *loops;
   int n, rc;
   if ((rc = sch_get_loops(sch, &loops, &n, block)) != MLC_OK) return rc;
@@ -77,7 +79,7 @@ static int reorder_and_fuse(sch_t *sch, sch_rv_t block, sch_rv_t *fused, int *ns
     if (pass == 0) *nspatial = norder;
   }
   if (norder != n || nreduce == 0)
-    return mlc_error_set(MLC_ESCHEDULE, "AddRFactor: loops are not spatial or reduction");
+    return mlc_error_set(MLC_ESCHEDULE, "reorder and fuse reduction loops: a loop is neither spatial nor a reduction");
   bool moved = false;
   for (int i = 0; i < n; i++) moved |= order[i] != loops[i];
   if (moved && (rc = sch_reorder(sch, order, norder)) != MLC_OK) return rc;
@@ -93,7 +95,7 @@ static int split_reduction(const ms_add_rfactor_params_t *p, sch_t *sch, sch_rv_
                            int *nspatial) {
   sch_rv_t fused;
   const sch_rv_t *factors;
-  int rc = reorder_and_fuse(sch, block, &fused, nspatial);
+  int rc = ms_reorder_and_fuse_reduction(sch, block, &fused, nspatial);
   if (rc == MLC_OK) rc = sch_sample_perfect_tile(sch, &factors, fused, 2, p->max_innermost_factor, NULL);
   if (rc != MLC_OK) return rc;
   sch_arg_t args[2] = {sch_arg_rv(factors[0]), sch_arg_rv(factors[1])};
@@ -122,7 +124,7 @@ static int add_rfactor_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *
   const ms_add_rfactor_params_t *p = self->params;
   sch_path_t path;
   int64_t max_extent = (int64_t)p->max_jobs_per_core * ctx->num_cores;
-  if (p->max_jobs_per_core < 0 || !ms_find_block(sch, name, &path) || !needs_rfactor(sch, &path, max_extent))
+  if (p->max_jobs_per_core < 0 || !ms_find_block(sch, name, &path) || !ms_needs_rfactor_or_cross_thread(sch, &path, max_extent, 1))
     return ms_out_push(out, nout, cap, sch);
   sch_t *orig;
   sch_rv_t block;

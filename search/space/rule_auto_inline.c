@@ -37,6 +37,18 @@ static const ms_auto_inline_params_t cpu_params = {
     .disallow_ops = cpu_disallowed_ops,
 };
 
+/* ScheduleRule::DefaultCUDA's: into producers too, no filters. */
+static const ms_auto_inline_params_t cuda_params = {
+    .into_producer = true,
+    .into_consumer = true,
+    .inline_const_tensor = true,
+    .disallow_if_then_else = false,
+    .require_injective = false,
+    .require_ordered = false,
+    .ndisallow_ops = 0,
+    .disallow_ops = NULL,
+};
+
 /* Conditions 3-5: false when the block must stay. */
 static bool passes_filters(const ms_auto_inline_params_t *p, const sch_path_t *path) {
   tir_stmt_t *realize = path->stmts[path->n - 1];
@@ -103,3 +115,4 @@ static int auto_inline_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *
 }
 
 const ms_rule_t ms_rule_auto_inline = {"AutoInline", auto_inline_apply, NULL, &cpu_params};
+const ms_rule_t ms_rule_auto_inline_cuda = {"AutoInline", auto_inline_apply, NULL, &cuda_params};

@@ -21,6 +21,15 @@
  *      without the cache.
  * A fork whose primitive fails is dropped.
  *
+ * On GPUs (ms_rule_mlt_cuda, "SSSRRSRS"; docs/search/gpu.md), as TVM's
+ * DefaultCUDA: after the reorder the loops of levels 1-3 are fused and bound
+ * to blockIdx.x, vthread.x and threadIdx.x, the block is annotated with the
+ * thread counts its kernel may have (thread_extent_{low,high}_inclusive);
+ * the write cache is `must` in "local" under the threadIdx.x loop, and
+ * AddReadReuse puts a `must` read cache in "shared" for each input under the
+ * last loop of level 4, its loops over the buffer fused and annotated for
+ * RewriteCooperativeFetch with a sampled vector length.
+ *
  * Departure from TVM: a block whose loops do not all have constant extents
  * is left alone (TVM would fail in sample_perfect_tile and lose the space).
  */
@@ -36,12 +45,24 @@ static const ms_mlt_params_t cpu_params = {
     .reuse_write = {MS_REUSE_MAY, 2, {1, 2}, "global"},
 };
 
+static const ms_mlt_params_t cuda_params = {
+    .structure = "SSSRRSRS",
+    .max_innermost_factor = 64,
+    .reuse_write = {MS_REUSE_MUST, 1, {3}, "local"},
+    .reuse_read = {MS_REUSE_MUST, 1, {4}, "shared"},
+    .ntile_binds = 3,
+    .tile_binds = {"blockIdx.x", "vthread.x", "threadIdx.x"},
+    .nvector_load_lens = 6,
+    .vector_load_lens = {1, 2, 3, 4, 8, 16},
+};
+
 /* A tiled schedule: the last loop of each level (where caches go). */
 typedef struct {
   sch_t *sch;
   sch_rv_t block;
   int nlevels;
   sch_rv_t level_last[MLT_MAX_LEVELS];
+  int64_t spatial_product; /* of the spatial loops tiled; -1 when not constant */
 } mlt_state_t;
 
 static bool const_loop_extents(const sch_path_t *path) {
@@ -78,6 +99,33 @@ static int tile_one_loop(sch_t *sch, sch_rv_t loop, const int *idx, int nt, int 
   return MLC_OK;
 }
 
+/* Step 4 of TileLoopNest on GPUs: the loops of each of the first
+ * ntile_binds levels fused and bound to that level's thread axis. */
+static int bind_tiles(const ms_mlt_params_t *p, mlt_state_t *st, const sch_rv_t *tiles, const int *ntiles, int cap) {
+  int n = p->ntile_binds < st->nlevels ? p->ntile_binds : st->nlevels;
+  for (int l = 0; l < n; l++) {
+    if (ntiles[l] == 0) continue;
+    sch_rv_t fused;
+    int rc = sch_fuse(st->sch, &fused, &tiles[l * cap], ntiles[l], true);
+    if (rc == MLC_OK) rc = sch_bind(st->sch, fused, p->tile_binds[l]);
+    if (rc != MLC_OK) return rc;
+    st->level_last[l] = fused;
+  }
+  return MLC_OK;
+}
+
+/* The spatial loops' extent product (-1 when one is not constant). */
+static int64_t spatial_product(const sch_t *sch, const sch_rv_t *loops, const tir_iter_type_t *types, int n) {
+  int64_t prod = 1, ext;
+  for (int i = 0; i < n; i++) {
+    tir_stmt_t *loop;
+    if (types[i] != TIR_ITER_SPATIAL) continue;
+    if (sch_get_loop_node(sch, loops[i], &loop) != MLC_OK || !tir_as_int(loop->u.loop.extent, &ext)) return -1;
+    prod *= ext;
+  }
+  return prod;
+}
+
 /* TileLoopNest: split every spatial/reduction loop and reorder by level. */
 static int tile_loop_nest(const ms_mlt_params_t *p, mlt_state_t *st) {
   int s_idx[MLT_MAX_LEVELS], r_idx[MLT_MAX_LEVELS];
@@ -91,6 +139,7 @@ static int tile_loop_nest(const ms_mlt_params_t *p, mlt_state_t *st) {
     return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: binding not trivial");
   tir_iter_type_t types[SCH_MAX_DEPTH]; /* loop i binds iter var i (trivial binding) */
   for (int i = 0; i < n; i++) types[i] = b->iter_vars[i].type;
+  st->spatial_product = spatial_product(st->sch, loops, types, n);
   /* tiles[l * cap + k]: the k-th loop of level l (at most one per loop);
    * order: every tile, level by level. */
   int cap = n, ntiles[MLT_MAX_LEVELS] = {0}, norder = 0;
@@ -109,6 +158,7 @@ static int tile_loop_nest(const ms_mlt_params_t *p, mlt_state_t *st) {
     st->level_last[l] = ntiles[l] ? tiles[l * cap + ntiles[l] - 1] : SCH_RV_NONE;
   }
   if (rc == MLC_OK) rc = sch_reorder(st->sch, order, norder);
+  if (rc == MLC_OK) rc = bind_tiles(p, st, tiles, ntiles, cap);
   mlc_free(tiles);
   return rc;
 }
@@ -174,6 +224,112 @@ static int add_write_reuse(const ms_reuse_t *r, mlt_state_t *st, sch_t ***out, i
   return rc == MLC_ESCHEDULE ? MLC_OK : rc; /* a failed primitive only drops its fork */
 }
 
+/* ------------------------------------------------------------------------ */
+/* AddReadReuse (GPU: shared-memory caches with cooperative fetch)          */
+/* ------------------------------------------------------------------------ */
+
+/* The vector lengths a fetch of `dtype` may use (TVM's filter: 16 bytes at
+ * most for float32 and float16, any for int8). */
+static int valid_vector_lens(const ms_mlt_params_t *p, tir_dtype_t dtype, int64_t *out) {
+  int n = 0;
+  for (int i = 0; i < p->nvector_load_lens; i++) {
+    int v = p->vector_load_lens[i];
+    bool ok = true;
+    if (dtype.code == TIR_CODE_FLOAT && dtype.bits == 32) ok = v <= 4;
+    else if (dtype.code == TIR_CODE_FLOAT && dtype.bits == 16) ok = (v == 1 || v % 2 == 0) && v <= 8;
+    else if (dtype.code == TIR_CODE_INT && dtype.bits == 8) ok = v <= 16;
+    if (ok) out[n++] = v;
+  }
+  return n;
+}
+
+/* AnnotateCooperativeFetching: the fetch's vector length, sampled. */
+static int annotate_fetch(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t cache) {
+  tir_block_t *b;
+  int rc = sch_get_block_node(sch, cache, &b);
+  if (rc != MLC_OK) return rc;
+  if (b->nwrites != 1) return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: read cache writes %d buffers", b->nwrites);
+  int64_t lens[MS_MLT_MAX_VECTOR_LENS];
+  double probs[MS_MLT_MAX_VECTOR_LENS];
+  int n = valid_vector_lens(p, b->writes[0].buffer->dtype, lens);
+  if (n == 0) return MLC_OK;
+  for (int i = 0; i < n; i++) probs[i] = 1.0 / n;
+  sch_rv_t len;
+  rc = sch_sample_categorical(sch, &len, lens, probs, n, NULL);
+  if (rc == MLC_OK) rc = sch_annotate(sch, cache, MS_ANN_COOPERATIVE_FETCH, sch_arg_rv(len));
+  return rc;
+}
+
+/* One read cache: cache_read of read `i` (ndim dimensions) for the block
+ * alone, computed at `loop`, its loops over the buffer fused. */
+static int cache_one_read(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t block, int i, int ndim, sch_rv_t loop) {
+  sch_rv_t cache, fused;
+  const sch_rv_t *loops;
+  int n;
+  int rc = sch_cache_read(sch, &cache, block, i, p->reuse_read.scope, &block, 1);
+  if (rc == MLC_OK) rc = sch_compute_at(sch, cache, loop, true, -1);
+  if (rc == MLC_OK) rc = sch_get_loops(sch, &loops, &n, cache);
+  if (rc == MLC_OK && n < ndim) rc = mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: read cache has %d loops", n);
+  if (rc == MLC_OK) rc = sch_fuse(sch, &fused, loops + (n - ndim), ndim, true);
+  if (rc == MLC_OK) rc = annotate_fetch(p, sch, cache);
+  return rc;
+}
+
+/* The read caches of one state at one level, on sch (a fork). */
+static int cache_reads(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t block, sch_rv_t loop) {
+  tir_block_t *b;
+  int rc = sch_get_block_node(sch, block, &b);
+  if (rc != MLC_OK) return rc;
+  int nreads = b->nreads, ndims[TIR_MAX_DIMS * 4];
+  if (nreads > (int)(sizeof ndims / sizeof ndims[0]))
+    return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: %d reads", nreads);
+  for (int i = 0; i < nreads; i++) /* GetReadBufferNDims, before any cache */
+    ndims[i] = b->reads[i].buffer == b->writes[0].buffer ? -1 : b->reads[i].buffer->ndim;
+  for (int i = 0; i < nreads && rc == MLC_OK; i++)
+    if (ndims[i] > 0) rc = cache_one_read(p, sch, block, i, ndims[i], loop);
+  return rc;
+}
+
+/* AddReadReuse on the schedules out[from .. *nout): each is replaced by one
+ * fork per level (a fork whose primitive fails is dropped). */
+static int add_read_reuse(const ms_mlt_params_t *p, const mlt_state_t *st, sch_t ***out, int *nout, int *cap,
+                          int from) {
+  const ms_reuse_t *r = &p->reuse_read;
+  if (r->req == MS_REUSE_NONE) return MLC_OK;
+  int end = *nout, rc = MLC_OK;
+  sch_t **mine = mlc_malloc(sizeof(*mine) * (size_t)(end - from + 1));
+  if (!mine) return mlc_error_set(MLC_ENOMEM, "MultiLevelTiling: out of memory");
+  memcpy(mine, *out + from, sizeof(*mine) * (size_t)(end - from));
+  *nout = from;
+  for (int k = 0; k < end - from; k++) {
+    for (int l = 0; l < r->nlevels && rc == MLC_OK; l++) {
+      int level = r->levels[l];
+      if (level < 1 || level > st->nlevels || st->level_last[level - 1] == SCH_RV_NONE) continue;
+      sch_t *f;
+      if ((rc = ms_fork(&f, mine[k])) != MLC_OK) break;
+      int prc = cache_reads(p, f, st->block, st->level_last[level - 1]);
+      if (prc == MLC_ENOMEM) rc = prc;
+      if (prc != MLC_OK) ms_drop_fork(f, "MultiLevelTiling");
+      else rc = ms_out_push(out, nout, cap, f);
+    }
+    sch_free(mine[k]);
+  }
+  mlc_free(mine);
+  return rc;
+}
+
+/* On GPUs: the threads per block the block's kernel should have (TVM's
+ * thread_extent_{low,high}_inclusive, checked by VerifyGPUCode): at least a
+ * warp when the spatial loops have more than two warps of work. */
+static int annotate_thread_extents(const ms_ctx_t *ctx, const mlt_state_t *st) {
+  const mlc_target_t *t = &ctx->target;
+  if (!ms_target_is_gpu(t) || t->thread_warp_size <= 0 || t->max_threads_per_block <= 0) return MLC_OK;
+  int64_t low = st->spatial_product > 2 * (int64_t)t->thread_warp_size ? t->thread_warp_size : 1;
+  int rc = sch_annotate(st->sch, st->block, MS_ANN_THREAD_EXTENT_LOW, sch_arg_int(low));
+  if (rc == MLC_OK) rc = sch_annotate(st->sch, st->block, MS_ANN_THREAD_EXTENT_HIGH, sch_arg_int(t->max_threads_per_block));
+  return rc;
+}
+
 static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, const char *name, sch_t ***out,
                      int *nout, int *cap) {
   const ms_mlt_params_t *p = self->params;
@@ -181,7 +337,7 @@ static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, con
   if (!ms_find_block(sch, name, &path) || ms_is_root(&path) || !ms_needs_multi_level_tiling(&path) ||
       !const_loop_extents(&path))
     return ms_out_push(out, nout, cap, sch);
-  mlt_state_t st = {sch, SCH_RV_NONE, (int)strlen(p->structure), {0}};
+  mlt_state_t st = {sch, SCH_RV_NONE, (int)strlen(p->structure), {0}, -1};
   if (st.nlevels > MLT_MAX_LEVELS) {
     sch_free(sch);
     return mlc_error_set(MLC_EINVAL, "MultiLevelTiling: structure \"%s\" has more than %d levels", p->structure,
@@ -190,6 +346,7 @@ static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, con
   int rc = ms_block_rv(sch, name, &st.block);
   if (rc == MLC_OK) rc = sch_annotate(sch, st.block, MS_ANN_TILING_STRUCTURE, sch_arg_str(p->structure));
   if (rc == MLC_OK) rc = tile_loop_nest(p, &st);
+  if (rc == MLC_OK && p->ntile_binds > 0) rc = annotate_thread_extents(ctx, &st);
   if (rc == MLC_ENOMEM) {
     sch_free(sch);
     return rc;
@@ -198,7 +355,11 @@ static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, con
     ms_drop_fork(sch, "MultiLevelTiling");
     return MLC_OK;
   }
-  return add_write_reuse(&p->reuse_write, &st, out, nout, cap);
+  int from = *nout;
+  rc = add_write_reuse(&p->reuse_write, &st, out, nout, cap);
+  if (rc == MLC_OK) rc = add_read_reuse(p, &st, out, nout, cap, from);
+  return rc;
 }
 
 const ms_rule_t ms_rule_mlt = {"MultiLevelTiling", mlt_apply, NULL, &cpu_params};
+const ms_rule_t ms_rule_mlt_cuda = {"MultiLevelTiling", mlt_apply, NULL, &cuda_params};

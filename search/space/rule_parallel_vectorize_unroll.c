@@ -24,6 +24,16 @@ static const ms_pvu_params_t cpu_params = {
     .unroll_explicit = true,
 };
 
+/* ScheduleRule::DefaultCUDA's: no parallel or vector annotation (threads
+ * and vector loads come from the other rules), unroll up to 1024. */
+static const ms_pvu_params_t cuda_params = {
+    .max_jobs_per_core = -1,
+    .max_vectorize_extent = -1,
+    .nunroll_steps = 5,
+    .unroll_max_steps = {0, 16, 64, 512, 1024},
+    .unroll_explicit = true,
+};
+
 static int annotate_root(const ms_pvu_params_t *p, const ms_ctx_t *ctx, sch_t *sch, sch_rv_t root) {
   int rc = MLC_OK;
   if (p->max_jobs_per_core != -1)
@@ -60,3 +70,4 @@ static int pvu_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, con
 }
 
 const ms_rule_t ms_rule_pvu = {"ParallelizeVectorizeUnroll", pvu_apply, NULL, &cpu_params};
+const ms_rule_t ms_rule_pvu_cuda = {"ParallelizeVectorizeUnroll", pvu_apply, NULL, &cuda_params};

@@ -3,7 +3,8 @@
  * order, and lookup by name for tests and `mlc-sched space --rules`.
  *
  * MultiLevelTilingWithIntrin (search/space/rule_mlt_intrin.c) joins the
- * defaults only when the target has AVX-512.
+ * defaults only when the target has AVX-512. GPU targets (cuda, rocm) get
+ * ScheduleRule::DefaultCUDA's rules, in its order (docs/search/gpu.md).
  */
 #include "search/space/rules.h"
 
@@ -29,14 +30,50 @@ const ms_rule_t *const *ms_rules_cpu_default(const ms_ctx_t *ctx, int *n) {
   return cpu_rules;
 }
 
-static const ms_rule_t *const all_rules[] = {
-    &ms_rule_auto_inline, &ms_rule_add_rfactor, &ms_rule_mlt, &ms_rule_pvu, &ms_rule_random_compute_location,
-    &ms_rule_mlt_intrin_avx512,
+/* MultiLevelTiling (SSSRRSRS, threads), AutoInline, CrossThreadReduction,
+ * ParallelizeVectorizeUnroll, AutoBind: TVM's order, tiling first. */
+static const ms_rule_t *const cuda_rules[] = {
+    &ms_rule_mlt_cuda, &ms_rule_auto_inline_cuda, &ms_rule_cross_thread_reduction, &ms_rule_pvu_cuda,
+    &ms_rule_auto_bind,
 };
+
+const ms_rule_t *const *ms_rules_cuda_default(const ms_ctx_t *ctx, int *n) {
+  (void)ctx;
+  *n = (int)(sizeof cuda_rules / sizeof cuda_rules[0]);
+  return cuda_rules;
+}
+
+bool ms_target_is_gpu(const mlc_target_t *t) {
+  return t && (t->kind == MLC_TARGET_CUDA || t->kind == MLC_TARGET_ROCM);
+}
+
+const ms_rule_t *const *ms_rules_default(const ms_ctx_t *ctx, int *n) {
+  if (ctx && ms_target_is_gpu(&ctx->target)) return ms_rules_cuda_default(ctx, n);
+  return ms_rules_cpu_default(ctx, n);
+}
+
+/* CPU variants first: ms_rule_find gives those for shared names. */
+static const ms_rule_t *const all_rules[] = {
+    &ms_rule_auto_inline,      &ms_rule_add_rfactor,       &ms_rule_mlt,
+    &ms_rule_pvu,              &ms_rule_random_compute_location, &ms_rule_mlt_intrin_avx512,
+    &ms_rule_cross_thread_reduction, &ms_rule_auto_bind,
+};
+
+static const ms_rule_t *find_in(const ms_rule_t *const *rules, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(rules[i]->name, name) == 0) return rules[i];
+  return NULL;
+}
 
 const ms_rule_t *ms_rule_find(const char *name) {
   if (!name) return NULL;
-  for (size_t i = 0; i < sizeof all_rules / sizeof all_rules[0]; i++)
-    if (strcmp(all_rules[i]->name, name) == 0) return all_rules[i];
-  return NULL;
+  return find_in(all_rules, sizeof all_rules / sizeof all_rules[0], name);
+}
+
+const ms_rule_t *ms_rule_find_for(const ms_ctx_t *ctx, const char *name) {
+  if (!name) return NULL;
+  int n = 0;
+  const ms_rule_t *const *defaults = ms_rules_default(ctx, &n);
+  const ms_rule_t *r = find_in(defaults, (size_t)n, name);
+  return r ? r : ms_rule_find(name);
 }

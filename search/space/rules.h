@@ -6,9 +6,11 @@
  * analyses the rules check their preconditions with).
  *
  * A rule object is static and carries its settings in `params` (one of the
- * ms_*_params_t below). A test or a later target (CUDA) makes a variant by
- * copying the object and pointing `params` at other settings; apply() reads
- * only self->params.
+ * ms_*_params_t below). A variant is the same apply() with other settings:
+ * the CUDA ones (ms_rule_*_cuda) are defined beside the CPU ones, and a test
+ * makes its own by copying an object and pointing `params` elsewhere;
+ * apply() reads only self->params (and the target's limits from the
+ * context).
  *
  * The analyses work on the schedule's current program through the schedule
  * library's private path and analysis helpers (schedule/analysis/
@@ -58,12 +60,41 @@ typedef struct {
 } ms_reuse_t;
 
 /* MultiLevelTiling (multi_level_tiling.cc): CPU "SSRSRS", max innermost
- * factor 64, write cache `may` in "global" at levels 1 and 2. */
+ * factor 64, write cache `may` in "global" at levels 1 and 2. CUDA
+ * (ms_rule_mlt_cuda): "SSSRRSRS", the loops of the first three levels fused
+ * and bound to blockIdx.x, vthread.x, threadIdx.x, read caches `must` in
+ * "shared" at level 4 (each fetch loop fused and annotated for cooperative
+ * fetch with a sampled vector length), write cache `must` in "local" at
+ * level 3. */
+#define MS_MLT_MAX_BINDS 4
+#define MS_MLT_MAX_VECTOR_LENS 8
 typedef struct {
   const char *structure; /* 'S' and 'R' per level, outermost first */
   int max_innermost_factor;
   ms_reuse_t reuse_write;
+  ms_reuse_t reuse_read; /* MS_REUSE_NONE or MUST ("may" is not TVM's either) */
+  int ntile_binds;       /* the first ntile_binds levels are fused and bound */
+  const char *tile_binds[MS_MLT_MAX_BINDS];
+  int nvector_load_lens; /* cooperative fetch vector lengths (0: no annotation) */
+  int vector_load_lens[MS_MLT_MAX_VECTOR_LENS];
 } ms_mlt_params_t;
+
+/* CrossThreadReduction (cross_thread_reduction.cc): thread extents
+ * {4, 8, ..., 512} sampled uniformly; the target's max_threads_per_block
+ * and thread_warp_size decide which blocks need it. */
+#define MS_MAX_THREAD_EXTENTS 8
+typedef struct {
+  int nthread_extents;
+  int64_t thread_extents[MS_MAX_THREAD_EXTENTS];
+} ms_cross_thread_params_t;
+
+/* AutoBind (auto_bind.cc): max_threadblocks 256, thread extents
+ * {32, 64, ..., 1024} (those within the target's max_threads_per_block). */
+typedef struct {
+  int64_t max_threadblocks;
+  int nthread_extents;
+  int64_t thread_extents[MS_MAX_THREAD_EXTENTS];
+} ms_auto_bind_params_t;
 
 /* ParallelizeVectorizeUnroll (parallel_vectorize_unroll.cc): annotates the
  * root block; max_jobs_per_core 16, max_vectorize_extent 64, unroll steps
@@ -83,6 +114,12 @@ extern const ms_rule_t ms_rule_add_rfactor;
 extern const ms_rule_t ms_rule_mlt;
 extern const ms_rule_t ms_rule_pvu;
 extern const ms_rule_t ms_rule_random_compute_location;
+/* The CUDA variants and rules (ScheduleRule::DefaultCUDA). */
+extern const ms_rule_t ms_rule_mlt_cuda;
+extern const ms_rule_t ms_rule_auto_inline_cuda;
+extern const ms_rule_t ms_rule_pvu_cuda;
+extern const ms_rule_t ms_rule_cross_thread_reduction;
+extern const ms_rule_t ms_rule_auto_bind;
 /* MultiLevelTilingWithIntrin for AVX-512 (search/space/rule_mlt_intrin.c,
  * written separately); registered by the name "MultiLevelTilingWithIntrin". */
 extern const ms_rule_t ms_rule_mlt_intrin_avx512;
@@ -131,6 +168,25 @@ bool ms_scope_is_root(const sch_path_t *path);
 int ms_block_loops(const sch_path_t *path, tir_stmt_t **loops, int cap);
 
 /* ------------------------------------------------------------------------ */
+/* GPU threads (thread_bind.c)                                               */
+/* ------------------------------------------------------------------------ */
+
+/* How ms_bind_block_thread_idx picks the thread count: sampled uniformly
+ * among `extents` that fit (AutoBind), or, with nextents 0, the largest
+ * allowed (RewriteUnboundBlock). */
+typedef struct {
+  int64_t max_threadblocks;     /* 256 */
+  int64_t max_threads_per_block; /* the target's */
+  int nextents;
+  const int64_t *extents;
+} ms_thread_bind_t;
+
+/* TVM's BindBlockThreadIdx on the block named `name` (thread_bind.c says
+ * what it does). MLC_OK when bound or left alone (root, tiled, bound
+ * already); a failed primitive's status otherwise (sch unusable then). */
+int ms_bind_block_thread_idx(sch_t *sch, const char *name, const ms_thread_bind_t *tb);
+
+/* ------------------------------------------------------------------------ */
 /* Analyses (TVM's src/tir/schedule/analysis, the parts the rules use)      */
 /* ------------------------------------------------------------------------ */
 
@@ -151,6 +207,17 @@ bool ms_is_trivial_binding(const sch_path_t *path);
  * (other than the output) not indexed by some spatial block var of extent
  * other than 1. */
 bool ms_needs_multi_level_tiling(const sch_path_t *path);
+/* TVM's NeedsRFactorOrCrossThreadReduction: a reduction block (trivial
+ * binding, not tiled, its loops a chain of spatial and reduction loops of
+ * constant extent) that has too little spatial parallelism: with data reuse
+ * when space < reduce and space <= max_parallel_extent; without, when
+ * reduce > max_parallel_basic. */
+bool ms_needs_rfactor_or_cross_thread(sch_t *sch, const sch_path_t *path, int64_t max_parallel_extent,
+                                      int64_t max_parallel_basic);
+/* TVM's ReorderAndFuseReductionLoops: the block's spatial loops first, then
+ * its reduction loops fused into *fused; *nspatial counts the spatial
+ * loops. MLC_ESCHEDULE when a loop is neither. */
+int ms_reorder_and_fuse_reduction(sch_t *sch, sch_rv_t block, sch_rv_t *fused, int *nspatial);
 
 
 /* TVM's AnalyzeReadWritePattern of one read region against the write

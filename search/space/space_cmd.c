@@ -36,10 +36,12 @@ static const char space_help[] =
     "schedule rules, sampling decisions included.\n"
     "\n"
     "  --target T        the target (default: llvm, the host CPU); its default\n"
-    "                    rules are used\n"
+    "                    rules are used (GPU rules for \"cuda -arch=sm_80\", rocm)\n"
     "  --rules A,B,...   these rules instead, in this order: AutoInline,\n"
     "                    AddRFactor, MultiLevelTiling, ParallelizeVectorizeUnroll,\n"
-    "                    RandomComputeLocation, MultiLevelTilingWithIntrin\n"
+    "                    RandomComputeLocation, MultiLevelTilingWithIntrin,\n"
+    "                    CrossThreadReduction, AutoBind (the target's variant\n"
+    "                    where CPU and GPU differ)\n"
     "  --func NAME       the function of an IRModule (default: the only one,\n"
     "                    else \"main\")\n"
     "  --seed S          seed of the sampling (default 0)\n"
@@ -95,7 +97,7 @@ static int parse_args(int argc, char **argv, space_opts_t *o, bool *helped) {
 }
 
 /* --rules A,B: looks each name up. */
-static int parse_rules(const char *list, const ms_rule_t **rules, int *n) {
+static int parse_rules(const ms_ctx_t *ctx, const char *list, const ms_rule_t **rules, int *n) {
   *n = 0;
   const char *p = list;
   while (*p) {
@@ -105,7 +107,7 @@ static int parse_rules(const char *list, const ms_rule_t **rules, int *n) {
     if (len == 0 || len >= sizeof name) return fail(EXIT_USAGE, "space: bad --rules list '%s'", list);
     memcpy(name, p, len);
     name[len] = '\0';
-    const ms_rule_t *r = ms_rule_find(name);
+    const ms_rule_t *r = ms_rule_find_for(ctx, name); /* the target's variant */
     if (!r) return fail(EXIT_USAGE, "space: unknown rule '%s' (see `" PROG " space --help`)", name);
     if (*n == MAX_RULES) return fail(EXIT_USAGE, "space: more than %d rules", MAX_RULES);
     rules[(*n)++] = r;
@@ -189,12 +191,10 @@ static int run(const space_opts_t *o, const tir_func_t *f, const mlc_target_t *t
   ms_ctx_t ctx;
   ms_ctx_init(&ctx, f, f->name, target, seed);
   if (o->rules) {
-    if ((code = parse_rules(o->rules, picked, &nrules)) != EXIT_OK) return code;
+    if ((code = parse_rules(&ctx, o->rules, picked, &nrules)) != EXIT_OK) return code;
     rules = picked;
-  } else if (target->kind == MLC_TARGET_LLVM) {
-    rules = ms_rules_cpu_default(&ctx, &nrules);
   } else {
-    return fail(EXIT_USAGE, "space: no default rules for this target yet; name them with --rules");
+    rules = ms_rules_default(&ctx, &nrules);
   }
   ms_space_t space;
   if (ms_space_generate(&space, &ctx, rules, nrules) != MLC_OK)

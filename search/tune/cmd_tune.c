@@ -52,7 +52,9 @@ static const char help[] =
     "storing every measurement in the database. Identical functions are tuned once.\n"
     "A run resumes from what the database holds: nothing is measured twice.\n"
     "\n"
-    "  --target T          llvm (this CPU), or e.g. \"llvm -mcpu=skylake-avx512 -num-cores=4\"\n"
+    "  --target T          llvm (this CPU), or e.g. \"llvm -mcpu=skylake-avx512 -num-cores=4\";\n"
+    "                      \"cuda -arch=sm_90\" / \"rocm -mcpu=gfx90a\" tune for a GPU (measured\n"
+    "                      on this machine's GPU, or with --farm on the farm's GPU workers)\n"
     "  --trials N          measurements this run may make, over all functions\n"
     "  --db URI            file:DIR or postgresql://... (default $MLC_DB, else file:./mlc-db)\n"
     "  --func NAME         tune only this function of the module\n"
@@ -264,8 +266,6 @@ static int pick_funcs(const tir_module_t *m, const cli_t *c, tir_func_t ***funcs
 
 static int parse_target(const char *text, mlc_target_t *out) {
   if (mlc_target_parse(out, text) != MLC_OK) return fail(EXIT_USAGE, "--target '%s': %s", text, mlc_error_last());
-  if (out->kind != MLC_TARGET_LLVM)
-    return fail(EXIT_USAGE, "--target '%s': only llvm (CPU) targets are measured by local workers", text);
   return EXIT_OK;
 }
 
@@ -344,8 +344,9 @@ static int start_runner(const cli_t *c, const mlc_target_t *target, ms_local_far
     return st;
   }
   if (!c->local_farm) { /* --workers: by default a builder per core of the target */
-    int k = c->workers ? c->workers : target->num_cores;
-    return ms_runner_local(runner, k < 1 ? 1 : k > 256 ? 256 : k, &c->measure);
+    long cores = target->num_cores > 0 ? target->num_cores : sysconf(_SC_NPROCESSORS_ONLN); /* GPU: the host's */
+    long k = c->workers ? c->workers : cores;
+    return ms_runner_local_target(runner, target, k < 1 ? 1 : k > 256 ? 256 : (int)k, &c->measure);
   }
   if (c->local_farm > 1)
     MLC_WARN("--local-farm %d: measurements share the CPU, so their times are skewed (docs/farm.md)", c->local_farm);

@@ -163,9 +163,9 @@ void tune_task_start(tune_run_t *run, tune_task_t *t, uint64_t seed) {
   const ms_tune_options_t *o = run->opts;
   ms_ctx_init(&t->ctx, t->func, t->name, run->target, seed);
   int nrules = 0, npp = 0, nmut = 0;
-  const ms_rule_t *const *rules = ms_rules_cpu_default(&t->ctx, &nrules);
-  const ms_postproc_t *const *pp = ms_postprocs_cpu_default(&t->ctx, &npp);
-  const ms_mutator_prob_t *muts = ms_mutators_cpu_default(&t->ctx, &nmut);
+  const ms_rule_t *const *rules = ms_rules_default(&t->ctx, &nrules);
+  const ms_postproc_t *const *pp = ms_postprocs_default(&t->ctx, &npp);
+  const ms_mutator_prob_t *muts = ms_mutators_default(&t->ctx, &nmut);
   int st = ms_space_generate(&t->space, &t->ctx, rules, nrules);
   if (st == MLC_OK) {
     t->has_space = true;

@@ -21,8 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "schedule/schedule.h"
-#include "test_codegen_helpers.h"
+#include "gpu_test_helpers.h"
 
 typedef struct {
   const char *name;
@@ -46,118 +45,6 @@ static const small_workload_t workloads[] = {
     {"LN", 2, {8, 32}},
     {"D+B+R", 3, {8, 16, 12}},
 };
-
-/* ------------------------------------------------------------------------ */
-/* Tools                                                                     */
-/* ------------------------------------------------------------------------ */
-
-static const char *ptxas_path(void) {
-  static char found[1024];
-  const char *env = getenv("PTXAS");
-  if (env && *env) return access(env, X_OK) == 0 ? env : NULL;
-  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-  FILE *p = popen("command -v ptxas 2>/dev/null", "r");
-  if (!p) return NULL;
-  bool ok = fgets(found, sizeof found, p) != NULL;
-  pclose(p);
-  if (!ok) return NULL;
-  found[strcspn(found, "\n")] = '\0';
-  return found[0] ? found : NULL;
-}
-
-/* Output of a shell command into out (truncated to len); its exit status. */
-static int run_cmd(const char *cmd, char *out, size_t len) {
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  return pclose(p);
-}
-
-static int count(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle)) n++;
-  return n;
-}
-
-/* Builds f for target; writes the device image and returns the module. */
-static mlc_module_t *build_for(tir_func_t *f, const char *target_str) {
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
-  mlc_module_t *m = NULL;
-  if (mlc_build(&m, &f, 1, &t, NULL) != MLC_OK) {
-    fprintf(stderr, "build of %s for %s: %s\n", f->name, target_str, mlc_error_last());
-    fail();
-  }
-  return m;
-}
-
-/* PTX for sm_80 and sm_90, each assembled by ptxas for its arch; returns
- * the number of barriers in the sm_80 PTX. */
-static int check_ptx(tir_func_t *f) {
-  static const char *const archs[] = {"sm_80", "sm_90"};
-  const char *ptxas = ptxas_path();
-  int barriers = 0;
-  for (int i = 0; i < 2; i++) {
-    char target[64], path[] = "/tmp/mlc-gpu-test-XXXXXX.ptx", cmd[2048], out[4096];
-    snprintf(target, sizeof target, "cuda -arch=%s", archs[i]);
-    mlc_module_t *m = build_for(f, target);
-    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-    assert_non_null(ptx);
-    assert_non_null(strstr(ptx, ".entry"));
-    if (i == 0) barriers = count(ptx, "bar.sync");
-    mlc_free(ptx);
-    int fd = mkstemps(path, 4);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(mlc_module_emit(m, MLC_EMIT_DEVICE, path), MLC_OK);
-    if (ptxas) {
-      snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, archs[i], path);
-      if (run_cmd(cmd, out, sizeof out) != 0) {
-        fprintf(stderr, "ptxas -arch=%s on %s's PTX: %s\n", archs[i], f->name, out);
-        fail();
-      }
-    }
-    unlink(path);
-    mlc_module_free(m);
-  }
-  return barriers;
-}
-
-/* The lowered program (thread loops serial) against the scheduled one in
- * the interpreter, on the same random inputs. */
-static void check_lowered(tir_func_t *f, double rtol) {
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_80"), MLC_OK);
-  tir_func_t *low = NULL;
-  if (mlc_lower(&low, f, &t, NULL) != MLC_OK) {
-    fprintf(stderr, "lower %s: %s\n", f->name, mlc_error_last());
-    fail();
-  }
-  cgt_args_t a, b;
-  cgt_args_init(&a, f, NULL, 0, 7);
-  cgt_args_init(&b, low, NULL, 0, 7);
-  for (int i = 0; i < a.n; i++) {
-    cgt_fill(&a, i, 1, 10);
-    cgt_fill(&b, i, 1, 10);
-  }
-  cgt_run_interp(&a);
-  cgt_run_interp(&b);
-  for (int i = 0; i < a.n; i++) { /* compare the interpreters' buffers */
-    if (!f->buffer_map[i]) continue;
-    for (size_t k = 0; k < a.count[i]; k++) {
-      double want = cgt_get(a.in[i].data, a.in[i].dtype, k), got = cgt_get(b.in[i].data, b.in[i].dtype, k);
-      if (fabs(want - got) > rtol * fmax(1.0, fabs(want))) {
-        fprintf(stderr, "%s: buffer %s element %zu: lowered %.17g, scheduled %.17g\n", f->name,
-                f->buffer_map[i]->name, k, got, want);
-        fail();
-      }
-    }
-  }
-  cgt_args_free(&a);
-  cgt_args_free(&b);
-  tir_func_free(low);
-}
 
 static sch_t *gpu_default(tir_func_t *f, const char *target_str) {
   mlc_target_t t;
@@ -283,6 +170,96 @@ static void test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers(void **stat
   tir_func_free(f);
 }
 
+/* C = A + B over 64 x 128 of dtype dt (buffers declared `align` bytes),
+ * rows on blocks, each thread `lanes` consecutive elements vectorized. */
+static sch_t *vector_add(tir_func_t **f, const char *dt, int align, int lanes) {
+  char src[1024], py[1024];
+  snprintf(src, sizeof src,
+           "@T.prim_func\n"
+           "def ewadd(A: T.Buffer((64, 128), \"%s\", align=%d), B: T.Buffer((64, 128), \"%s\", align=%d),\n"
+           "          C: T.Buffer((64, 128), \"%s\", align=%d)):\n"
+           "    T.func_attr({\"global_symbol\": \"ewadd\", \"tir.noalias\": T.bool(True)})\n"
+           "    for i, j in T.grid(64, 128):\n"
+           "        with T.block(\"C\"):\n"
+           "            vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+           "            C[vi, vj] = A[vi, vj] + B[vi, vj]\n",
+           dt, align, dt, align, dt, align);
+  snprintf(py, sizeof py,
+           "b0 = sch.get_block(name=\"C\", func_name=\"main\")\n"
+           "l1, l2 = sch.get_loops(block=b0)\n"
+           "l3, l4 = sch.split(loop=l2, factors=[None, %d], preserve_unit_iters=True, disable_predication=False)\n"
+           "sch.bind(loop=l1, thread_axis=\"blockIdx.x\")\n"
+           "sch.bind(loop=l3, thread_axis=\"threadIdx.x\")\n"
+           "sch.vectorize(loop=l4)\n",
+           lanes);
+  assert_int_equal(tir_parse_func(f, src, strlen(src), "ewadd.py", NULL), MLC_OK);
+  sch_trace_t *t = NULL;
+  assert_int_equal(sch_trace_from_python(&t, py, strlen(py), "vec.py"), MLC_OK);
+  sch_t *sch = NULL;
+  assert_int_equal(sch_create(&sch, *f, 1, SCH_ERRORS_RICH), MLC_OK);
+  assert_int_equal(sch_trace_apply(sch, t, true), MLC_OK);
+  sch_trace_free(t);
+  return sch;
+}
+
+/* 16-byte accesses at provably aligned addresses (declared buffer
+ * alignment, index a multiple of the lanes) are one vector instruction;
+ * without the declared alignment they stay scalar. */
+static void test_aligned_vector_accesses_are_v4_loads_and_stores(void **state) {
+  (void)state;
+  static const struct { const char *dt; int align, lanes; const char *ld, *st; int want; } cases[] = {
+      {"float32", 16, 4, "ld.global.nc.v4.f32", "st.global.v4.f32", 1},
+      {"float16", 16, 8, "ld.global.nc.v4.b32", "st.global.v4.b32", 1},
+      {"float32", 0, 4, "ld.global.nc.v4.f32", "st.global.v4.f32", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tir_func_t *f = NULL;
+    sch_t *sch = vector_add(&f, cases[i].dt, cases[i].align, cases[i].lanes);
+    check_lowered(sch_func(sch), 0.0);
+    int loads = check_ptx_count(sch_func(sch), cases[i].ld);
+    mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
+    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
+    int stores = count(ptx, cases[i].st);
+    if (cases[i].want ? (loads != 2 || stores != 1) : (loads != 0 || stores != 0))
+      fprintf(stderr, "%s align %d: %d %s, %d %s:\n%s\n", cases[i].dt, cases[i].align, loads, cases[i].ld, stores,
+              cases[i].st, ptx);
+    assert_int_equal(loads, cases[i].want ? 2 : 0);
+    assert_int_equal(stores, cases[i].want ? 1 : 0);
+    mlc_free(ptx);
+    mlc_module_free(m);
+    sch_free(sch);
+    tir_func_free(f);
+  }
+}
+
+/* The JIT finds the device image in the host code (to unload the runtime's
+ * modules of it when freed), loaded from the module and from an object. */
+static void test_gpu_host_code_loads_in_the_jit_with_its_image(void **state) {
+  (void)state;
+  int64_t shape[3] = {16, 16, 8};
+  tir_func_t *f = NULL;
+  assert_int_equal(tir_workload_build(&f, "GMM", shape, 3, tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
+  sch_t *sch = gpu_default(f, "cuda -arch=sm_80");
+  mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
+  char path[] = "/tmp/mlc-gpu-test-XXXXXX.o";
+  int fd = mkstemps(path, 2);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(mlc_module_emit(m, MLC_EMIT_OBJ, path), MLC_OK);
+  mlc_jit_t *jit = NULL;
+  if (mlc_jit_load(&jit, m) != MLC_OK) fprintf(stderr, "jit: %s\n", mlc_error_last());
+  assert_non_null(mlc_jit_lookup(jit, "gmm"));
+  mlc_jit_free(jit);
+  jit = NULL;
+  if (mlc_jit_load_object(&jit, path) != MLC_OK) fprintf(stderr, "jit object: %s\n", mlc_error_last());
+  assert_non_null(mlc_jit_lookup(jit, "gmm"));
+  assert_null(mlc_jit_lookup(jit, "__mlc_gpu_image")); /* data, not an exported function */
+  mlc_jit_free(jit);
+  unlink(path);
+  sch_free(sch);
+  tir_func_free(f);
+}
+
 static void test_unbound_loops_and_unknown_processors_are_refused(void **state) {
   (void)state;
   int64_t shape[3] = {16, 16, 8};
@@ -319,6 +296,8 @@ int main(void) {
       cmocka_unit_test(test_every_workload_under_two_gpu_schedules_lowers_right_and_assembles),
       cmocka_unit_test(test_tiled_gmm_with_shared_tiles_gets_barriers_and_assembles),
       cmocka_unit_test(test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers),
+      cmocka_unit_test(test_aligned_vector_accesses_are_v4_loads_and_stores),
+      cmocka_unit_test(test_gpu_host_code_loads_in_the_jit_with_its_image),
       cmocka_unit_test(test_unbound_loops_and_unknown_processors_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

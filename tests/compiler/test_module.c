@@ -540,6 +540,15 @@ static void test_missing_linker_is_reported(void **state) {
   mlc_module_free(m);
 }
 
+static void test_unreadable_runtime_archive_is_reported_by_path(void **state) {
+  mlc_module_t *m = vadd_module("llvm");
+  setenv("MLC_RUNTIME_LIB", "/nonexistent/libmlc_runtime.a", 1);
+  assert_int_equal(mlc_module_emit(m, MLC_EMIT_SO, scratch_path("nort.so")), MLC_EIO);
+  unsetenv("MLC_RUNTIME_LIB");
+  assert_non_null(strstr(mlc_error_last(), "/nonexistent/libmlc_runtime.a"));
+  mlc_module_free(m);
+}
+
 /* ------------------------------------------------------------------------ */
 /* JIT                                                                       */
 /* ------------------------------------------------------------------------ */
@@ -846,6 +855,7 @@ int main(void) {
       cmocka_unit_test(test_text_is_refused_for_binary_kinds),
       cmocka_unit_test(test_unwritable_path_is_an_io_error_naming_it),
       cmocka_unit_test(test_missing_linker_is_reported),
+      cmocka_unit_test(test_unreadable_runtime_archive_is_reported_by_path),
       cmocka_unit_test(test_jit_runs_serial_and_parallel_functions),
       cmocka_unit_test(test_jit_after_emission_and_many_jits_at_once),
       cmocka_unit_test(test_jit_reports_an_unresolved_symbol),

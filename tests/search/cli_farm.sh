@@ -124,7 +124,9 @@ expect 2 "${T[@]}" --local-farm 0 && has "$TMP/err" "--local-farm"
 expect 0 "$BUILD/mlc-worker" --help && has "$TMP/out" "--broker ENDPOINT"
 expect 2 "$BUILD/mlc-worker" && has "$TMP/err" "mlc-worker: error: --broker ENDPOINT is required"
 expect 2 "$BUILD/mlc-worker" --broker "$EP" --device 3 && has "$TMP/err" "one device"
-expect 2 "$BUILD/mlc-worker" --broker "$EP" --target "cuda -arch=sm_90" && has "$TMP/err" "no cuda device backend"
+if ! nvidia-smi -L >/dev/null 2>&1; then # the cuda backend says there is no GPU here
+  expect 2 "$BUILD/mlc-worker" --broker "$EP" --target "cuda -arch=sm_90" && has "$TMP/err" "no CUDA device"
+fi
 expect 0 "$BUILD/mlc-worker" --version && has "$TMP/out" "mlc-worker "
 
 if [ "$FAILS" -ne 0 ]; then

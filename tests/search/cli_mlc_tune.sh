@@ -107,7 +107,11 @@ run 2 "$TMP/gmm.py" --target llvm --trials 8 --bogus && has "$TMP/err" "unknown 
 run 2 "$TMP/gmm.py" --trials 8 && has "$TMP/err" "--target is required"
 run 2 "$TMP/gmm.py" --target llvm && has "$TMP/err" "--trials is required"
 run 2 "$TMP/gmm.py" --target llvm --trials 8 --model svm && has "$TMP/err" "--model: 'svm'"
-run 2 "$TMP/gmm.py" --target "cuda -arch=sm_80" --trials 8 && has "$TMP/err" "only llvm"
+# a GPU target measured locally needs a GPU here: a clear message, at once
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  run 1 "$TMP/gmm.py" --target "cuda -arch=sm_80" --trials 8 --db "file:$TMP/dbcuda" && has "$TMP/err" "no CUDA device on this machine" &&
+    has "$TMP/err" "--farm ENDPOINT"
+fi
 run 2 "$TMP/gmm.py" --target llvm --trials 8 --func nope --db "file:$TMP/db" && has "$TMP/err" "no function 'nope'"
 run 2 "$TMP/missing.py" --target llvm --trials 8 && has "$TMP/err" "mlc-tune: error: "
 grep -q "missing.py" "$TMP/err" || fail "the error does not name the missing file"

@@ -114,6 +114,15 @@ check "--json prints the sketches as TVM's trace JSON" t_json
 t_help() { run "$sched" space --help && status_is 0 && out_has '^usage: mlc-sched space FILE'; }
 check "--help" t_help
 
+t_cuda() {
+  run "$sched" space "$tmp/gmm.py" --target "cuda -arch=sm_80" && status_is 0 &&
+    out_has 'thread_axis="blockIdx.x"' && out_has 'thread_axis="vthread.x"' && out_has 'thread_axis="threadIdx.x"' &&
+    out_has 'storage_scope="shared"' && out_has 'meta_schedule.cooperative_fetch' &&
+    run "$sched" space "$tmp/gmm.py" --target "cuda -arch=sm_80" --rules MultiLevelTiling && status_is 0 &&
+    out_has 'ann_val="SSSRRSRS"'
+}
+check "a cuda target gets the GPU rules (also by name)" t_cuda
+
 t_errors() {
   run "$sched" space && status_is 2 && err_has '^mlc-sched: error: space: missing FILE' &&
     run "$sched" space "$tmp/gmm.py" --rules AutoInline,Nope && status_is 2 &&
@@ -124,8 +133,7 @@ t_errors() {
     run "$sched" space "$tmp/gmm.py" --seed -1 && status_is 2 && err_has "bad --seed" &&
     run "$sched" space "$tmp/missing.py" && status_is 2 && err_has 'missing.py' &&
     printf 'def broken(:\n' >"$tmp/bad.py" && run "$sched" space "$tmp/bad.py" && status_is 2 &&
-    err_has '^mlc-sched: error: .*bad.py:1:[0-9]+: ' &&
-    run "$sched" space "$tmp/gmm.py" --target "cuda -arch=sm_80" && status_is 2 && err_has 'name them with --rules'
+    err_has '^mlc-sched: error: .*bad.py:1:[0-9]+: '
 }
 check "bad usage and bad input exit 2 with a message" t_errors
 

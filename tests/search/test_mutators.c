@@ -97,7 +97,8 @@ static void test_cpu_defaults_and_lookup(void **state) {
     total += m[i].prob;
   }
   assert_true(total > 0.999999 && total < 1.000001);
-  assert_null(ms_mutator_find("MutateThreadBinding"));
+  assert_non_null(ms_mutator_find("MutateThreadBinding")); /* the GPU one, by name */
+  assert_null(ms_mutator_find("MutateNothing"));
   assert_null(ms_mutator_find(NULL));
 }
 
