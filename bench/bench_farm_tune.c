@@ -2,9 +2,11 @@
  * bench_farm_tune.c - what measuring through the farm costs (issue 7,
  * "Benchmarks"; docs/farm.md, "Tuning through a farm").
  *
- * Tunes GMM (fp32) for the host twice with the same seed, budget, model and
+ * Tunes GMM (fp32) for a target (the host by default; --target takes any,
+ * a GPU's included: the design space, postprocessors and mutators are the
+ * target's defaults, ms_rules_default and its siblings) twice with the same seed, budget, model and
  * measure options, each into a fresh file database:
- *   local  ms_runner_local with one worker: mlc_measure in this process
+ *   local  ms_runner_local_target with one worker: mlc_measure in this process
  *          (a forked child per candidate), no sockets;
  *   farm   ms_runner_farm through a local farm: a broker thread on an
  *          ipc:// endpoint and one mlc-worker process (the same code paths
@@ -26,7 +28,7 @@
  * The exit status does not depend on the target: 0 when both runs
  * completed, 1 when one failed, 2 on bad usage.
  *
- *   bench_farm_tune [--shape N] [--trials T] [--per-round N] [--seed S]
+ *   bench_farm_tune [--target TARGET] [--shape N] [--trials T] [--per-round N] [--seed S]
  *                   [--model xgb|random] [--min-repeat-ms MS] [--worker PATH]
  *                   [--order local-first|farm-first] [--batch N] [--rounds R]
  */
@@ -49,6 +51,7 @@ typedef struct {
   uint64_t seed;
   cm_model_kind_t model;
   const char *worker;
+  const char *target;         /* NULL: the host */
   bool farm_first;
 } opts_t;
 
@@ -62,7 +65,7 @@ typedef struct {
 MLC_NORETURN static void usage(const char *why) {
   FILE *f = why ? stderr : stdout;
   if (why) fprintf(f, "bench_farm_tune: %s\n", why);
-  fprintf(f, "usage: bench_farm_tune [--shape N] [--trials T] [--per-round N] [--seed S]\n"
+  fprintf(f, "usage: bench_farm_tune [--target TARGET] [--shape N] [--trials T] [--per-round N] [--seed S]\n"
              "                       [--model xgb|random] [--min-repeat-ms MS] [--worker PATH]\n"
              "                       [--order local-first|farm-first] [--batch N] [--rounds R]\n");
   exit(why ? 2 : 0);
@@ -93,6 +96,7 @@ static void parse_args(opts_t *o, int argc, char **argv) {
     else if (strcmp(a, "--seed") == 0) o->seed = (uint64_t)int_arg(v, 0, INT_MAX, a);
     else if (strcmp(a, "--min-repeat-ms") == 0) o->min_repeat_ms = int_arg(v, 0, 100000, a);
     else if (strcmp(a, "--worker") == 0) o->worker = v;
+    else if (strcmp(a, "--target") == 0) o->target = v;
     else if (strcmp(a, "--batch") == 0) o->batch = int_arg(v, 1, 1024, a);
     else if (strcmp(a, "--rounds") == 0) o->rounds = int_arg(v, 1, 100, a);
     else if (strcmp(a, "--model") == 0 && strcmp(v, "xgb") == 0) o->model = CM_MODEL_XGB;
@@ -241,9 +245,9 @@ static void echo_round_trip(const char *endpoint, const tir_func_t *f, const sch
 static void make_batch(ms_candidate_t *cands, int n, int *made, const tir_func_t *f, const mlc_target_t *t) {
   ms_ctx_t ctx;
   ms_ctx_init(&ctx, f, "gmm", t, 1);
-  int nrules = 0, npp = 0;
-  const ms_rule_t *const *rules = ms_rules_cpu_default(&ctx, &nrules);
-  const ms_postproc_t *const *pp = ms_postprocs_cpu_default(&ctx, &npp);
+  int nrules = 0, npp = 0; /* the target's sets: CPU or GPU */
+  const ms_rule_t *const *rules = ms_rules_default(&ctx, &nrules);
+  const ms_postproc_t *const *pp = ms_postprocs_default(&ctx, &npp);
   ms_space_t space = {0};
   *made = 0;
   if (ms_space_generate(&space, &ctx, rules, nrules) != MLC_OK || space.n == 0) {
@@ -328,7 +332,12 @@ int main(int argc, char **argv) {
   mlc_log_set_program("bench_farm_tune");
   if (!getenv("MLC_LOG")) mlc_log_set_level(MLC_LOG_WARN);
   mlc_target_t target;
-  mlc_target_host(&target);
+  if (!o.target) {
+    mlc_target_host(&target);
+  } else if (mlc_target_parse(&target, o.target) != MLC_OK) {
+    fprintf(stderr, "bench_farm_tune: --target '%s': %s\n", o.target, mlc_error_last());
+    return 2;
+  }
   char target_str[512], buf[PATH_MAX + 16];
   mlc_target_str(&target, target_str, sizeof target_str);
   tir_func_t *f = NULL;
@@ -351,7 +360,8 @@ int main(int argc, char **argv) {
   ms_runner_t *local = NULL, *farm = NULL;
   ms_local_farm_t *lf = NULL;
   const char *exe = o.worker ? o.worker : default_worker(buf, sizeof buf);
-  bool ok = ms_runner_local(&local, 1, &mo) == MLC_OK && ms_local_farm_start(&lf, 1, &target, exe) == MLC_OK &&
+  bool ok = ms_runner_local_target(&local, &target, 1, &mo) == MLC_OK &&
+            ms_local_farm_start(&lf, 1, &target, exe) == MLC_OK &&
             ms_runner_farm(&farm, ms_local_farm_endpoint(lf), NULL, NULL, &target, &mo) == MLC_OK;
   if (!ok) fprintf(stderr, "bench_farm_tune: %s\n", mlc_error_last());
   if (ok) ok = compare_transport(&o, f, &target, local, farm, ms_local_farm_endpoint(lf), &mo);

@@ -359,7 +359,7 @@ static int failures_collect(db_t *db, const selection_t *s, bool any_workload, c
       if (mlc_vec_push(out, r) != MLC_OK) return MLC_ENOMEM;
     }
   }
-  qsort(out->data, out->len, sizeof *out->data, cmp_newest);
+  if (out->len > 1) qsort(out->data, out->len, sizeof *out->data, cmp_newest);
   if (limit > 0 && out->len > (size_t)limit) out->len = (size_t)limit;
   return MLC_OK;
 }

@@ -6,8 +6,8 @@
  *            [--func NAME] [--per-round N] [--model xgb|random]
  *            [--scheduler gradient|round-robin] [--plot curve.svg]
  *            [--model-dir DIR] [--population N] [--generations N]
- *            [--farm ENDPOINT [--curve-keys DIR --key NAME] | --local-farm K]
- *            [measurement options] [--json]
+ *            [--farm ENDPOINT [--curve-keys DIR --key NAME] | --local-farm K | --no-farm]
+ *            [--no-lease] [measurement options] [--json]
  *
  * Parses and verifies FILE, opens the database, starts the transport (the
  * local runner; a farm's broker with --farm; a broker thread and K
@@ -16,7 +16,13 @@
  * errors to stderr. Ctrl-C sets ms_tune's stop flag: the running round
  * finishes and is committed, the summary is printed, and the exit status is
  * 130; a second Ctrl-C ends the process at once (the rounds already
- * committed stay in the database).
+ * committed stay in the database). Through a farm, a first Ctrl-C while
+ * nothing of the running round has come back (no worker for the device key)
+ * stops at once: that round may never finish.
+ *
+ * Defaults from the environment: --db from $MLC_DB, --farm from $MLC_FARM
+ * (an option on the command line wins: --farm, --local-farm or --no-farm).
+ * Tasks are leased in the database (tune_run) unless --no-lease.
  */
 #include <errno.h>
 #include <signal.h>
@@ -98,6 +104,8 @@ typedef struct {
   mlc_measure_options_t measure;
   int workers, local_farm;
   bool have_trials, json, helped;
+  bool no_farm, no_lease;
+  bool farm_from_env;          /* farm is $MLC_FARM's */
 } cli_t;
 
 typedef struct {
@@ -204,9 +212,24 @@ static bool string_opt(args_t *a, cli_t *c) {
          opt_value(a, "--key", &c->key);
 }
 
+/* $MLC_FARM when no option chose the transport (--farm wins over it;
+ * --local-farm and --no-farm set it aside). */
+static void farm_from_env(cli_t *c) {
+  if (c->farm || c->local_farm || c->no_farm) return;
+  const char *env = getenv("MLC_FARM");
+  if (!env || !*env) return;
+  c->farm = env;
+  c->farm_from_env = true;
+}
+
 /* --farm, --local-farm and --workers choose one transport. */
-static int check_transport(const cli_t *c) {
+static int check_transport(cli_t *c) {
+  if (c->farm && c->no_farm) return fail(EXIT_USAGE, "--farm and --no-farm exclude each other");
   if (c->farm && c->local_farm) return fail(EXIT_USAGE, "--farm and --local-farm exclude each other");
+  farm_from_env(c);
+  if (c->farm_from_env && c->workers > 1)
+    return fail(EXIT_USAGE, "--workers is for measuring without a farm, and $MLC_FARM (%s) chooses one: add --no-farm "
+                "to measure on this machine", c->farm);
   if ((c->farm || c->local_farm) && c->workers > 1)
     return fail(EXIT_USAGE, "--workers is for measuring without a farm; a farm measures on its workers");
   if (c->farm && !*c->farm) return fail(EXIT_USAGE, "--farm needs an endpoint (e.g. tcp://tuner:5555)");
@@ -225,6 +248,8 @@ static int parse_args(cli_t *c, int argc, char **argv) {
       else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) c->helped = true;
       else if (strcmp(arg, "--json") == 0) c->json = true;
       else if (strcmp(arg, "--check") == 0) c->measure.check_correctness = true;
+      else if (strcmp(arg, "--no-farm") == 0) c->no_farm = true;
+      else if (strcmp(arg, "--no-lease") == 0) c->no_lease = true;
       else if (!string_opt(&a, c) && !number_opt(&a, c) && !choice_opt(&a, c))
         return fail(EXIT_USAGE, "unknown option '%s' (see `" PROG " --help`)", arg);
       continue;
@@ -274,12 +299,15 @@ static int parse_target(const char *text, mlc_target_t *out) {
 /* ------------------------------------------------------------------------ */
 
 static volatile int stop_flag;
+static ms_runner_t *volatile interrupt_runner; /* a farm runner, for its idle batches */
 
 static void on_sigint(int sig) {
   (void)sig;
   stop_flag = 1;
-  static const char msg[] = "\n" PROG ": stopping after this round (Ctrl-C again to quit now)\n";
-  ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+  static const char later[] = "\n" PROG ": stopping after this round (Ctrl-C again to quit now)\n";
+  static const char now[] = "\n" PROG ": stopping now: nothing of this round has been measured\n";
+  bool at_once = interrupt_runner && ms_runner_farm_interrupt(interrupt_runner);
+  ssize_t w = at_once ? write(STDERR_FILENO, now, sizeof now - 1) : write(STDERR_FILENO, later, sizeof later - 1);
   (void)w;
 }
 
@@ -301,12 +329,12 @@ static void install_sigint(struct sigaction *old) {
 
 /* Prints the summary of what ms_tune did (returned st), then the error if it
  * failed; the exit status. */
-static int report(const cli_t *c, const ms_tune_result_t *res, int st, db_t *db, const ms_runner_t *runner,
-                  const mlc_target_t *target) {
+static int report(const cli_t *c, const ms_tune_result_t *res, const tune_lease_note_t *notes, int st, db_t *db,
+                  const ms_runner_t *runner, const mlc_target_t *target) {
   char why[1024], target_str[512];
   snprintf(why, sizeof why, "%s", mlc_error_or(mlc_status_str(st)));
   mlc_target_str(target, target_str, sizeof target_str);
-  tune_summary_t sum = {res, target_str, db_uri(db), runner->device_key, stop_flag != 0};
+  tune_summary_t sum = {res, target_str, db_uri(db), runner->device_key, stop_flag != 0, notes};
   if (res->ntasks > 0) { /* what was done, also when the work failed */
     if (c->json) tune_print_json(stdout, &sum);
     else tune_print_summary(stdout, &sum);
@@ -314,25 +342,31 @@ static int report(const cli_t *c, const ms_tune_result_t *res, int st, db_t *db,
   if (st != MLC_OK) return fail(EXIT_WORK, "%s", why);
   if (stop_flag) return EXIT_INTERRUPTED;
   if (!tune_summary_any_success(&sum) && tune_summary_trials(&sum) > 0)
-    return fail(EXIT_WORK, "no candidate was measured successfully (the records' errors: mlc-db list --db %s)",
-                db_uri(db));
+    return fail(EXIT_WORK, "no candidate was measured successfully (the failed trials and their errors: mlc-db "
+                "failures --db %s --target '%s')",
+                db_uri(db), target_str);
   return EXIT_OK;
 }
 
 /* Before tuning through a farm: a warning when its broker does not answer,
  * or has no worker for the target's device key (jobs would wait in its
- * queue until one comes). Nothing is refused: workers may come later. */
+ * queue until one comes). Nothing is refused: workers may come later. The
+ * client's connection cannot tell (rpc_client_t says nothing of workers), so
+ * this asks the broker for its STATS, with a short timeout. */
+#define TUNE_FARM_STATS_MS 2000
 static void farm_preflight(const cli_t *c, const ms_runner_t *runner) {
+  if (c->farm_from_env) MLC_INFO("measuring on the farm at %s ($MLC_FARM)", c->farm);
   json_t *stats = NULL;
-  if (rpc_broker_stats(&stats, c->farm, c->curve_keys, 3000) != MLC_OK) {
+  if (rpc_broker_stats(&stats, c->farm, c->curve_keys, TUNE_FARM_STATS_MS) != MLC_OK) {
     MLC_WARN("the broker at %s does not answer yet (%s); waiting for it up to %d s", c->farm, mlc_error_last(),
              MS_FARM_UNREACHABLE_MS / 1000);
     return;
   }
   const json_t *n = json_object_get(json_object_get(stats, runner->device_key), "workers");
   if (!json_is_integer(n) || json_integer_value(n) == 0)
-    MLC_WARN("no worker serves %s at %s yet; jobs wait in the broker's queue until one does", runner->device_key,
-             c->farm);
+    MLC_WARN("no worker for device key %s is connected to the broker at %s; jobs wait until one connects "
+             "(Ctrl-C stops at once while nothing is measured)",
+             runner->device_key, c->farm);
   json_decref(stats);
 }
 
@@ -372,12 +406,17 @@ static int tune(cli_t *c, tir_func_t **funcs, const char **names, int n, const m
   c->tune.model_dir = c->model_dir;
   c->tune.stop = &stop_flag;
   c->tune.progress_tty = isatty(STDERR_FILENO);
+  tune_lease_options_t lease = {.off = c->no_lease};
+  tune_lease_note_t *notes = NULL;
+  interrupt_runner = runner;
   struct sigaction old;
   install_sigint(&old);
   ms_tune_result_t res;
-  int st = ms_tune(&res, funcs, names, n, target, db, runner, &c->tune);
+  int st = tune_run(&res, funcs, names, n, target, db, runner, &c->tune, &lease, &notes);
   sigaction(SIGINT, &old, NULL);
-  int code = report(c, &res, st, db, runner, target);
+  interrupt_runner = NULL;
+  int code = report(c, &res, c->no_lease ? NULL : notes, st, db, runner, target);
+  mlc_free(notes);
   ms_tune_result_free(&res);
   ms_runner_free(runner);
   ms_local_farm_stop(farm);

@@ -10,7 +10,8 @@
  *
  * `trials` are this run's measurements, `before` those the database held;
  * `best_ms` is the fastest median known (the database's included), `speedup`
- * the default schedule's time over it. `-` stands for "none".
+ * the default schedule's time over it. `-` stands for "none". Tasks another
+ * job held for a while (leases) get a line each saying so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,18 @@ static void print_rows(FILE *f, const ms_tune_result_t *r) {
   }
 }
 
+/* Tasks another job held for a while; the ones it held all run say so in
+ * their status already. */
+static void print_leases(FILE *f, const tune_summary_t *s) {
+  if (!s->leases) return;
+  for (int i = 0; i < s->result->ntasks; i++) {
+    const tune_lease_note_t *l = &s->leases[i];
+    if (l->skips == 0 || l->never) continue;
+    fprintf(f, "%s: another job%s%s tuned it for a while: skipped %d time%s, %.0f s in all\n", s->result->tasks[i].name,
+            l->holder[0] ? " " : "", l->holder, l->skips, l->skips == 1 ? "" : "s", l->waited_secs);
+  }
+}
+
 void tune_print_summary(FILE *f, const tune_summary_t *s) {
   const ms_tune_result_t *r = s->result;
   print_rows(f, r);
@@ -85,10 +98,21 @@ void tune_print_summary(FILE *f, const tune_summary_t *s) {
   fprintf(f, "database %s, target %s, device %s\n", s->db, s->target, s->device_key);
   for (int i = 0; i < r->ntasks; i++)
     if (r->tasks[i].status[0]) fprintf(f, "%s: %s\n", r->tasks[i].name, r->tasks[i].status);
+  print_leases(f, s);
   if (s->stopped) fprintf(f, "stopped by Ctrl-C: what was measured is in the database; run again to go on\n");
 }
 
 static json_t *real_or_null(double v) { return v > 0 ? json_real(v) : json_null(); }
+
+/* {"skips", "waited_secs", "holder" (null when unknown), "not_tuned"}. */
+static json_t *lease_json(const tune_lease_note_t *l) {
+  json_t *o = json_object();
+  json_object_set_new(o, "skips", json_integer(l->skips));
+  json_object_set_new(o, "waited_secs", json_real(l->waited_secs));
+  json_object_set_new(o, "holder", l->holder[0] ? json_string(l->holder) : json_null());
+  json_object_set_new(o, "not_tuned", json_boolean(l->never));
+  return o;
+}
 
 static json_t *task_json(const ms_task_report_t *t) {
   char key[17];
@@ -111,7 +135,11 @@ static json_t *task_json(const ms_task_report_t *t) {
 void tune_print_json(FILE *f, const tune_summary_t *s) {
   const ms_tune_result_t *r = s->result;
   json_t *tasks = json_array();
-  for (int i = 0; i < r->ntasks; i++) json_array_append_new(tasks, task_json(&r->tasks[i]));
+  for (int i = 0; i < r->ntasks; i++) {
+    json_t *t = task_json(&r->tasks[i]);
+    json_object_set_new(t, "lease", s->leases ? lease_json(&s->leases[i]) : json_null());
+    json_array_append_new(tasks, t);
+  }
   json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:f, s:f, s:f, s:b}", "target", s->target, "db", s->db, "device_key",
                         s->device_key, "tasks", tasks, "wall_secs", r->wall_secs, "search_secs", r->search_secs,
                         "measure_secs", r->measure_secs, "stopped", s->stopped);

@@ -17,12 +17,14 @@
  * so they describe the batch: the id of the worker that measured it, or
  * "<first>+<n more>" when several did, and the first result's properties.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rpc/rpc.h"
 #include "search/tune/runner_farm.h"
+#include "search/tune/tune_internal.h"
 #include "workers/measure_wire.h"
 
 typedef struct {
@@ -30,10 +32,15 @@ typedef struct {
   rpc_client_t *client;
   json_t *options;      /* the measure options as jobs carry them */
   mlc_measure_options_t opts; /* the same, for baseline jobs' variant */
+  /* ms_runner_farm_interrupt (a signal handler) and run(): */
+  volatile sig_atomic_t in_batch; /* run() is waiting for a batch */
+  volatile sig_atomic_t batch_got; /* results of that batch so far */
+  volatile int quit;              /* rpc_client_run's stop: give up the batch now */
 } farm_runner_t;
 
 /* What the result callback fills for one batch. */
 typedef struct {
+  farm_runner_t *runner;
   int n;
   mlc_measure_result_t *results;
   bool *got;
@@ -71,6 +78,7 @@ static void on_result(void *payload, int index, const rpc_result_t *r) {
   m->build_secs = r->build_secs;
   b->got[index] = true;
   b->ngot++;
+  b->runner->batch_got = b->ngot;
   if (r->worker_id[0]) note_worker(b, r->worker_id);
   if (!b->device_json[0] && r->device_json && strlen(r->device_json) < sizeof b->device_json)
     snprintf(b->device_json, sizeof b->device_json, "%s", r->device_json);
@@ -125,6 +133,45 @@ static int wire_job(farm_runner_t *r, const ms_job_t *job, rpc_job_t *w, const r
   return mlc_device_key(w->device_key, sizeof w->device_key, job->target);
 }
 
+static void farm_free(ms_runner_t *self);
+
+/* The jobs Ctrl-C left unmeasured (ms_runner_farm_interrupt): results the
+ * tuner drops (TUNE_NOT_MEASURED_MSG), so nothing records them. */
+static void fill_unmeasured(batch_t *b) {
+  for (int i = 0; i < b->n; i++) {
+    if (b->got[i]) continue;
+    memset(&b->results[i], 0, sizeof b->results[i]);
+    b->results[i].error = MLC_ERROR_KIND_CRASH;
+    snprintf(b->results[i].message, sizeof b->results[i].message, "%s", TUNE_NOT_MEASURED_MSG);
+    b->got[i] = true;
+  }
+}
+
+/* Waits for the batch's results; when ms_runner_farm_interrupt gave it up,
+ * the missing ones become "not measured" results. */
+static int await_batch(farm_runner_t *r, rpc_job_t *w, int n, batch_t *b) {
+  r->batch_got = 0;
+  r->quit = 0;
+  r->in_batch = 1;
+  int st = rpc_client_run(r->client, w, n, on_result, b, MS_FARM_UNREACHABLE_MS, &r->quit);
+  r->in_batch = 0;
+  if (st == MLC_OK && r->quit && b->ngot < n) {
+    MLC_INFO("farm runner: %d of %d jobs given up (Ctrl-C before any came back)", n - b->ngot, n);
+    fill_unmeasured(b);
+    b->ngot = n;
+  }
+  r->quit = 0;
+  return st;
+}
+
+bool ms_runner_farm_interrupt(ms_runner_t *runner) {
+  if (!runner || runner->free != farm_free) return false;
+  farm_runner_t *r = (farm_runner_t *)runner;
+  if (!r->in_batch || r->batch_got != 0) return false;
+  r->quit = 1;
+  return true;
+}
+
 static int farm_run(ms_runner_t *self, const ms_job_t *jobs, int n, mlc_measure_result_t *results) {
   farm_runner_t *r = (farm_runner_t *)self;
   if (n < 0 || (n > 0 && (!jobs || !results))) return mlc_error_set(MLC_EINVAL, "runner: bad batch");
@@ -137,8 +184,8 @@ static int farm_run(ms_runner_t *self, const ms_job_t *jobs, int n, mlc_measure_
   for (int i = 0; st == MLC_OK && i < n; i++)
     st = wire_job(r, &jobs[i], &w[i], i ? &w[i - 1] : NULL, i ? &jobs[i - 1] : NULL);
   if (st == MLC_OK) {
-    *b = (batch_t){.n = n, .results = results, .got = got};
-    st = rpc_client_run(r->client, w, n, on_result, b, MS_FARM_UNREACHABLE_MS, NULL);
+    *b = (batch_t){.runner = r, .n = n, .results = results, .got = got};
+    st = await_batch(r, w, n, b);
     if (st != MLC_OK) mlc_error_prefix("farm runner: %d of %d results came back", b->ngot, n);
     else if (b->ngot != n)
       st = mlc_error_set(MLC_EIO, "farm runner: %d of %d jobs got no result", n - b->ngot, n);

@@ -35,6 +35,16 @@
 int ms_runner_farm(ms_runner_t **out, const char *endpoint, const char *curve_keys, const char *key_name,
                    const mlc_target_t *target, const mlc_measure_options_t *opts);
 
+/* For a SIGINT handler (async-signal-safe: it only reads and sets flags).
+ * When runner is a farm runner waiting for a batch of which nothing has come
+ * back yet (no worker for its device key, say), makes run() give the batch
+ * up at once: it returns MLC_OK with every job a CRASH result whose message
+ * is "not measured: the tuner was interrupted" (ms_tune drops those: they
+ * are neither recorded nor counted), and the broker drops the jobs when the
+ * client goes. True when it did; false otherwise (not a farm runner, no
+ * batch running, or results have come back: the batch is worth finishing). */
+bool ms_runner_farm_interrupt(ms_runner_t *runner);
+
 /* A local farm: a broker thread bound to an ipc:// endpoint in a fresh
  * private directory under $TMPDIR (or /tmp), and `workers` mlc-worker
  * processes connected to it, each announcing `target`. The workers are

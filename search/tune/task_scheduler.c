@@ -4,6 +4,9 @@
  *
  * Round robin: tasks in turn, skipping those that are done.
  *
+ * Both skip a task another job holds (blocked, lease.c): it is asked for
+ * again later, and gradient-based gives it 1e9 then if it never ran.
+ *
  * Gradient-based (MetaSchedule's GradientBased, from Ansor): a first pass
  * gives every task one round; after that each live task's gradient is
  *
@@ -23,6 +26,9 @@
 /* A task with no valid time yet: tune it first (GradientBased's 1e9). */
 #define NO_TIME_GRADIENT 1e9
 
+/* Done, or held by another job for now. */
+static bool unavailable(const tune_task_t *t) { return t->done || t->blocked; }
+
 void tune_sched_init(tune_sched_t *s, ms_task_sched_kind_t kind, uint64_t seed) {
   s->kind = kind;
   s->next_rr = 0;
@@ -33,7 +39,7 @@ void tune_sched_init(tune_sched_t *s, ms_task_sched_kind_t kind, uint64_t seed) 
 static int next_round_robin(tune_sched_t *s, const tune_task_t *tasks, int n) {
   for (int k = 0; k < n; k++) {
     int i = (s->next_rr + k) % n;
-    if (tasks[i].done) continue;
+    if (unavailable(&tasks[i])) continue;
     s->next_rr = (i + 1) % n;
     return i;
   }
@@ -61,12 +67,12 @@ static int next_gradient(tune_sched_t *s, const tune_task_t *tasks, int n) {
   /* The first pass: every task once, in order. */
   while (s->warmup < n) {
     int i = s->warmup++;
-    if (!tasks[i].done) return i;
+    if (!unavailable(&tasks[i])) return i;
   }
   int best = -1, nalive = 0;
   double gmax = 0, gmin = 0;
   for (int i = 0; i < n; i++) {
-    if (tasks[i].done) continue;
+    if (unavailable(&tasks[i])) continue;
     double g = tune_sched_gradient(&tasks[i]);
     if (nalive == 0 || g > gmax) {
       gmax = g;
@@ -79,7 +85,7 @@ static int next_gradient(tune_sched_t *s, const tune_task_t *tasks, int n) {
   if (gmax != gmin) return best;
   int pick = (int)mlc_rng_below(&s->rng, (uint64_t)nalive);
   for (int i = 0; i < n; i++) {
-    if (tasks[i].done) continue;
+    if (unavailable(&tasks[i])) continue;
     if (pick-- == 0) return i;
   }
   return best;

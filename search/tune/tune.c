@@ -14,6 +14,12 @@
  *      them, and progress is shown;
  *   4. the curves are plotted, the model saved, and the result filled.
  *
+ * With leases (lease.c, on unless tune_run is told otherwise), a task is
+ * claimed before its default is measured and its search made, and a task
+ * another job holds waits (its search is made when it is claimed, so it
+ * reads what the other job measured); the run waits when every task left is
+ * held elsewhere.
+ *
  * Resuming is free: the search reads the database's measured traces (never
  * measured again) and best records (seeds) for its workload and target, and
  * the budget counts only what this run measures.
@@ -50,7 +56,8 @@ static bool stop_requested(const tune_run_t *run) { return run->opts->stop && *r
 bool tune_result_interrupted(const mlc_measure_result_t *r) {
   char prefix[48];
   snprintf(prefix, sizeof prefix, "killed by signal %d ", SIGINT);
-  return r->error == MLC_ERROR_KIND_CRASH && strncmp(r->message, prefix, strlen(prefix)) == 0;
+  if (r->error != MLC_ERROR_KIND_CRASH) return false;
+  return strncmp(r->message, prefix, strlen(prefix)) == 0 || strcmp(r->message, TUNE_NOT_MEASURED_MSG) == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -170,6 +177,7 @@ static int batch_learn(tune_run_t *run, tune_task_t *t, cm_model_t *model, const
 static void task_finish(tune_run_t *run, tune_task_t *t, const char *why) {
   tune_progress_end(run); /* the log line goes below the status line */
   t->done = true;
+  tune_lease_release(run, t); /* another job may take it up */
   if (!t->status[0]) snprintf(t->status, sizeof t->status, "%s", why && *why ? why : "the search ended");
   MLC_INFO("%s: done after %d trials: %s", t->name, t->trials, t->status);
 }
@@ -199,6 +207,10 @@ static int run_round(tune_run_t *run, tune_task_t *t, cm_model_t *model) {
   }
   st = batch_measure(run, t, &b);
   if (st == MLC_OK) batch_drop_interrupted(&b);
+  if (st == MLC_OK && b.n == 0) { /* Ctrl-C before anything of it was measured */
+    batch_free(&b);
+    return MLC_OK;
+  }
   if (st == MLC_OK) st = batch_commit(run, t, &b);
   if (st == MLC_OK) {
     t->rounds++;
@@ -231,22 +243,46 @@ static int validate(const ms_tune_options_t *o, tir_func_t *const *funcs, int n,
   return MLC_OK; /* every target kind: the rules, postprocessors and mutators follow it (ms_*_default) */
 }
 
-/* Defaults and searches of every task. */
+/* Task t's default time and search, once this run holds it (a task that
+ * another job held first is counted again: it may have tuned it since). */
+static int activate(tune_run_t *run, tune_task_t *t) {
+  t->active = true;
+  int st = t->lease.skips > 0 ? tune_task_recount(run, t) : MLC_OK;
+  if (st == MLC_OK && !stop_requested(run)) st = tune_task_default(run, t);
+  if (st != MLC_OK) return st;
+  double t0 = tune_now();
+  tune_task_start(run, t, t->seed);
+  run->search_secs += tune_now() - t0; /* the design space counts as search */
+  if (t->best_secs > 0) tune_task_add_point(t); /* where a resumed curve starts */
+  MLC_INFO("task %s: weight %d, %d trials in the database, default schedule %.4g ms", t->name, t->weight,
+           t->trials_before, t->default_secs * 1e3);
+  if (t->done) tune_lease_release(run, t); /* its search could not start */
+  return MLC_OK;
+}
+
+/* Takes t's lease and activates it: *ready when a round of t may run now. */
+static int claim(tune_run_t *run, tune_task_t *t, bool *ready) {
+  *ready = false;
+  bool got = true;
+  int st = tune_lease_take(run, t, &got);
+  if (st != MLC_OK || !got) return st;
+  if (!t->active) st = activate(run, t);
+  *ready = st == MLC_OK && !t->done;
+  return st;
+}
+
+/* Seeds in task order (the same whichever tasks another job holds), then
+ * every task this run can claim now is activated. */
 static int start_tasks(tune_run_t *run) {
   mlc_rng_t rng;
   mlc_rng_seed(&rng, run->opts->seed);
-  for (int i = 0; i < run->ntasks; i++) {
-    tune_task_t *t = &run->tasks[i];
-    int st = stop_requested(run) ? MLC_OK : tune_task_default(run, t);
-    if (st != MLC_OK) return st;
-    double t0 = tune_now();
-    tune_task_start(run, t, mlc_rng_fork_seed(&rng));
-    run->search_secs += tune_now() - t0; /* the design space counts as search */
-    if (t->best_secs > 0) tune_task_add_point(t); /* where a resumed curve starts */
-    MLC_INFO("task %s: weight %d, %d trials in the database, default schedule %.4g ms", t->name, t->weight,
-             t->trials_before, t->default_secs * 1e3);
+  for (int i = 0; i < run->ntasks; i++) run->tasks[i].seed = mlc_rng_fork_seed(&rng);
+  int st = MLC_OK;
+  for (int i = 0; st == MLC_OK && i < run->ntasks; i++) {
+    bool ready;
+    st = claim(run, &run->tasks[i], &ready);
   }
-  return MLC_OK;
+  return st;
 }
 
 static int run_rounds(tune_run_t *run, cm_model_t *model) {
@@ -255,9 +291,17 @@ static int run_rounds(tune_run_t *run, cm_model_t *model) {
   run->rounds_start = tune_now();
   int st = MLC_OK;
   while (st == MLC_OK && run->used < run->budget && !stop_requested(run)) {
+    tune_lease_renew(run);
+    int nblocked = tune_lease_unblock_due(run);
     int i = tune_sched_next(&sched, run->tasks, run->ntasks);
-    if (i < 0) break; /* every task is done */
-    st = run_round(run, &run->tasks[i], model);
+    if (i < 0 && nblocked == 0) break; /* every task is done */
+    if (i < 0) {
+      tune_lease_wait(run); /* every task left is another job's for now */
+      continue;
+    }
+    bool ready;
+    st = claim(run, &run->tasks[i], &ready);
+    if (st == MLC_OK && ready) st = run_round(run, &run->tasks[i], model);
   }
   tune_progress_end(run);
   return st;
@@ -297,8 +341,18 @@ static int finish_outputs(tune_run_t *run, cm_model_t *model) {
   return st;
 }
 
-int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
-            const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts) {
+/* The notes of the tasks for the caller (NULL when there are none). */
+static tune_lease_note_t *copy_notes(const tune_run_t *run) {
+  if (run->ntasks == 0) return NULL;
+  tune_lease_note_t *notes = mlc_calloc((size_t)run->ntasks, sizeof *notes);
+  for (int i = 0; notes && i < run->ntasks; i++) notes[i] = run->tasks[i].lease;
+  return notes;
+}
+
+int tune_run(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
+             const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts,
+             const tune_lease_options_t *lease, tune_lease_note_t **notes) {
+  if (notes) *notes = NULL;
   if (!out || !funcs) return mlc_error_set(MLC_EINVAL, "tune: NULL argument");
   memset(out, 0, sizeof *out);
   ms_tune_options_t defaults;
@@ -311,6 +365,7 @@ int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *
   tune_run_t run = {.target = target, .db = db, .runner = runner, .opts = opts, .budget = opts->trials};
   run.start = tune_now();
   mlc_target_str(target, run.target_str, sizeof run.target_str);
+  tune_lease_setup(&run, lease);
   cm_model_t *model = NULL;
   st = cm_model_create(&model, opts->model, opts->seed);
   if (st == MLC_OK) st = tune_tasks_create(&run, funcs, names, n);
@@ -320,10 +375,17 @@ int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *
     st = start_tasks(&run);
   }
   if (st == MLC_OK) st = run_rounds(&run, model);
+  tune_lease_finish(&run); /* on errors and Ctrl-C too */
   if (st == MLC_OK) st = finish_outputs(&run, model);
   /* Filled on failure too: the caller can still show what was done. */
   if (run.ntasks > 0 && fill_result(out, &run) != MLC_OK && st == MLC_OK) st = MLC_ENOMEM;
+  if (notes) *notes = copy_notes(&run);
   tune_tasks_free(&run);
   cm_model_free(model);
   return st;
+}
+
+int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
+            const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts) {
+  return tune_run(out, funcs, names, n, target, db, runner, opts, NULL, NULL);
 }

@@ -9,6 +9,7 @@
  *   task_scheduler.c  gradient-based and round-robin choice of the next task
  *   progress.c        the status line / log lines, durations
  *   plot.c            the SVG tuning curve
+ *   lease.c           the tasks' leases (two jobs never tune one task at once)
  *   flop.c            ms_func_flop
  *   runner_local.c    ms_runner_local
  *   cmd_tune*.c       the mlc-tune program (cmd_tune.h)
@@ -26,6 +27,14 @@ typedef struct {
   int trials;
   double best_secs;
 } tune_point_t;
+
+/* What leasing did to a task, for the summary. */
+typedef struct {
+  int skips;                /* times it was found held by another job */
+  double waited_secs;       /* time it spent held by another job */
+  bool never;               /* held by another job all run: not tuned here */
+  char holder[128];         /* the last holder seen; "" when the database does not say */
+} tune_lease_note_t;
 
 /* A tuning task: one distinct workload (identical functions folded in). */
 typedef struct {
@@ -51,6 +60,13 @@ typedef struct {
   int rounds;
   MLC_VEC(double) history;  /* best after each of the task's rounds (scheduler) */
   MLC_VEC(tune_point_t) curve;
+  uint64_t seed;            /* its search's seed (drawn in task order at the start) */
+  bool active;              /* the default is measured and the search started */
+  bool leased;              /* this run holds its lease */
+  bool blocked;             /* another job holds it: skipped until retry_at */
+  double retry_at, blocked_since, renewed_at; /* tune_now() times; 0: not set */
+  double lease_left;        /* seconds the holder's lease had left when seen (-1: unknown) */
+  tune_lease_note_t lease;
 } tune_task_t;
 
 /* What every part of a tuning run shares. */
@@ -68,12 +84,44 @@ typedef struct {
   double start, search_secs, measure_secs;
   double rounds_start;      /* when the first round began (the rate's origin) */
   bool line_drawn;          /* a status line is on the terminal */
+  bool leasing;             /* leases are taken (not --no-lease, and they work) */
+  int lease_ttl_s;
+  double lease_retry_s;
+  char owner[128];          /* this run's lease owner name */
+  double last_wait_line;    /* when the waiting line was last logged */
 } tune_run_t;
+
+/* ------------------------------------------------------------------------ */
+/* The run with mlc-tune's extras (tune.c)                                   */
+/* ------------------------------------------------------------------------ */
+
+#define TUNE_LEASE_TTL_S 300    /* a lease outlives its holder by at most this */
+#define TUNE_LEASE_RETRY_S 5.0  /* a task held elsewhere is asked for again after this */
+
+/* How ms_tune leases tasks (search.h's options have no room for it yet:
+ * ms_tune uses the defaults, all zero). */
+typedef struct {
+  bool off;                 /* take no leases (--no-lease) */
+  int ttl_s;                /* 0: TUNE_LEASE_TTL_S */
+  double retry_s;           /* 0: TUNE_LEASE_RETRY_S */
+  const char *owner;        /* NULL: "mlc-tune@HOST:PID:RAND" */
+} tune_lease_options_t;
+
+/* ms_tune with lease options (NULL: defaults); *notes (may be NULL) gets an
+ * array of out->ntasks notes in task order (mlc_free; NULL when there are
+ * no tasks), also when the run fails. */
+int tune_run(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
+             const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts,
+             const tune_lease_options_t *lease, tune_lease_note_t **notes);
 
 /* Seconds on CLOCK_MONOTONIC. */
 double tune_now(void);
+/* The message of a job a transport gave up on because of Ctrl-C before it
+ * was measured (the farm runner: nothing of the round had come back). */
+#define TUNE_NOT_MEASURED_MSG "not measured: the tuner was interrupted"
 /* True for a measurement that Ctrl-C cut short (the terminal's SIGINT reaches
- * the measuring child too): not a result, never recorded. */
+ * the measuring child too) or never made (TUNE_NOT_MEASURED_MSG): not a
+ * result, never recorded. */
 bool tune_result_interrupted(const mlc_measure_result_t *r);
 
 /* ------------------------------------------------------------------------ */
@@ -85,6 +133,9 @@ bool tune_result_interrupted(const mlc_measure_result_t *r);
  * counts the trials it already holds for the target (and the best time);
  * makes each task's default-schedule trace. */
 int tune_tasks_create(tune_run_t *run, tir_func_t *const *funcs, const char *const *names, int n);
+/* Counts again what the database holds for t (trials_before, best_secs):
+ * another job may have tuned it since the start. */
+int tune_task_recount(tune_run_t *run, tune_task_t *t);
 /* Design space and search of task t; on failure the task is marked done with
  * the reason as its status (the run goes on with the others). */
 void tune_task_start(tune_run_t *run, tune_task_t *t, uint64_t seed);
@@ -99,6 +150,31 @@ int tune_commit_results(tune_run_t *run, const tune_task_t *t, const char *const
 void tune_task_add_point(tune_task_t *t);
 /* Frees the tasks and their default traces. */
 void tune_tasks_free(tune_run_t *run);
+
+/* ------------------------------------------------------------------------ */
+/* Leases (lease.c)                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* From the options (NULL: defaults): run->leasing, ttl, retry, owner. */
+void tune_lease_setup(tune_run_t *run, const tune_lease_options_t *o);
+/* Takes t's lease unless held already: *got false when another job holds it
+ * (t is then blocked until its retry time). Always MLC_OK: a database whose
+ * leases fail turns leasing off with a warning (*got true). */
+int tune_lease_take(tune_run_t *run, tune_task_t *t, bool *got);
+/* Renews the leases held that are due (a sixth of the ttl old); a lease that
+ * lapsed and went to another job blocks its task. */
+void tune_lease_renew(tune_run_t *run);
+/* Releases t's lease if held (a failure is a warning: it expires anyway). */
+void tune_lease_release(tune_run_t *run, tune_task_t *t);
+/* The run's end: every lease released, waits counted, tasks never tuned
+ * because another job held them all run get a status saying so. */
+void tune_lease_finish(tune_run_t *run);
+/* Unblocks the blocked tasks whose retry time has come; returns how many
+ * stay blocked. */
+int tune_lease_unblock_due(tune_run_t *run);
+/* Every task left is held by another job: the waiting line, then naps until
+ * the first retry time (or *stop), renewing the leases held meanwhile. */
+void tune_lease_wait(tune_run_t *run);
 
 /* ------------------------------------------------------------------------ */
 /* Task scheduler (task_scheduler.c)                                         */
@@ -117,7 +193,8 @@ typedef struct {
 } tune_sched_t;
 
 void tune_sched_init(tune_sched_t *s, ms_task_sched_kind_t kind, uint64_t seed);
-/* The index of the task to tune next, or -1 when every task is done. */
+/* The index of the task to tune next, or -1 when every task is done or
+ * blocked (held by another job). */
 int tune_sched_next(tune_sched_t *s, const tune_task_t *tasks, int n);
 /* The weighted gradient of task t as GradientBased computes it (from
  * t->history and t->weight); larger = more to gain from its next round. */
@@ -152,6 +229,7 @@ typedef struct {
   const char *db;           /* the database's URI, password hidden */
   const char *device_key;
   bool stopped;             /* Ctrl-C ended the run */
+  const tune_lease_note_t *leases; /* per task (NULL: none taken) */
 } tune_summary_t;
 
 /* The table: per task name, weight, trials (this run and before), best time,

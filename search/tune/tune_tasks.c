@@ -122,6 +122,12 @@ static int count_db(tune_run_t *run, tune_task_t *t) {
   return MLC_OK;
 }
 
+int tune_task_recount(tune_run_t *run, tune_task_t *t) {
+  t->trials_before = 0;
+  t->best_secs = 0;
+  return count_db(run, t);
+}
+
 static int add_task(tune_run_t *run, tir_func_t *f, const char *name, uint64_t key) {
   tune_task_t *t = &run->tasks[run->ntasks++];
   memset(t, 0, sizeof *t);

@@ -393,6 +393,89 @@ static void test_task_scheduler_gradient_and_round_robin(void **state) {
   for (int i = 0; i < 3; i++) mlc_vec_free(&tasks[i].history);
 }
 
+/* Another job holds the only task for a second: the run is blocked at the
+ * start, waits, takes the task once that lease expires, spends its budget,
+ * says so in its notes and leaves no lease behind. */
+static void test_tune_waits_for_a_task_another_job_holds(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(16);
+  char target[512];
+  mlc_target_str(&fx->target, target, sizeof target);
+  bool got = false;
+  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", 1));
+  assert_true(got);
+  ms_tune_options_t o = quick_options(4, CM_MODEL_RANDOM);
+  tune_lease_options_t lo = {.retry_s = 0.2, .owner = "this-job"};
+  tune_lease_note_t *notes = NULL;
+  ms_tune_result_t r;
+  OK(tune_run(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o, &lo, &notes));
+  assert_non_null(notes);
+  assert_true(notes[0].skips >= 1);
+  assert_true(notes[0].waited_secs >= 0.5);
+  assert_false(notes[0].never);
+  assert_int_equal(r.tasks[0].trials, 4);
+  assert_true(r.tasks[0].default_secs > 0); /* measured once this run held the task */
+  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", 60)); /* released */
+  assert_true(got);
+  OK(db_lease_release(fx->db, tir_func_key(f), target, "other-job"));
+  mlc_free(notes);
+  ms_tune_result_free(&r);
+  tir_func_free(f);
+}
+
+/* A held task and a stop flag: the wait ends at once, the task is reported
+ * as not tuned here; with leases off the same task is tuned. */
+static void test_tune_held_task_with_stop_and_without_leases(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(16);
+  char target[512];
+  mlc_target_str(&fx->target, target, sizeof target);
+  bool got = false;
+  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", 60));
+  assert_true(got);
+  volatile int stop = 0;
+  ms_tune_options_t o = quick_options(4, CM_MODEL_RANDOM);
+  ms_tune_result_t r;
+  tune_lease_note_t *notes = NULL;
+  stop = 1;
+  o.stop = &stop;
+  OK(tune_run(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o, NULL, &notes));
+  assert_int_equal(r.tasks[0].trials, 0);
+  assert_true(notes[0].never && notes[0].skips == 1);
+  assert_non_null(strstr(r.tasks[0].status, "not tuned here: another job"));
+  mlc_free(notes);
+  ms_tune_result_free(&r);
+  o.stop = NULL;
+  tune_lease_options_t off = {.off = true};
+  OK(tune_run(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o, &off, &notes));
+  assert_int_equal(r.tasks[0].trials, 4);
+  assert_int_equal(notes[0].skips, 0);
+  OK(db_lease_release(fx->db, tir_func_key(f), target, "other-job"));
+  mlc_free(notes);
+  ms_tune_result_free(&r);
+  tir_func_free(f);
+}
+
+/* Both schedulers pass over a task another job holds. */
+static void test_task_scheduler_skips_blocked_tasks(void **state) {
+  (void)state;
+  tune_task_t tasks[2];
+  memset(tasks, 0, sizeof tasks);
+  tasks[0].weight = tasks[1].weight = 1;
+  tasks[0].blocked = true;
+  tune_sched_t s;
+  tune_sched_init(&s, MS_SCHED_GRADIENT, 1);
+  assert_int_equal(tune_sched_next(&s, tasks, 2), 1);
+  assert_int_equal(tune_sched_next(&s, tasks, 2), 1);
+  tasks[1].blocked = true;
+  assert_int_equal(tune_sched_next(&s, tasks, 2), -1);
+  tasks[0].blocked = false; /* free again: it never ran, so it goes first */
+  assert_int_equal(tune_sched_next(&s, tasks, 2), 0);
+  tune_sched_init(&s, MS_SCHED_ROUND_ROBIN, 1);
+  assert_int_equal(tune_sched_next(&s, tasks, 2), 0);
+  assert_int_equal(tune_sched_next(&s, tasks, 2), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_tune_records_every_trial_and_resumes, setup, teardown),
@@ -404,6 +487,9 @@ int main(void) {
       cmocka_unit_test(test_baseline_jobs_time_one_call_and_keep_the_deadlines),
       cmocka_unit_test(test_func_flop_counts_data_arithmetic),
       cmocka_unit_test(test_task_scheduler_gradient_and_round_robin),
+      cmocka_unit_test_setup_teardown(test_tune_waits_for_a_task_another_job_holds, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tune_held_task_with_stop_and_without_leases, setup, teardown),
+      cmocka_unit_test(test_task_scheduler_skips_blocked_tasks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
