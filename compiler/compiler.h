@@ -36,6 +36,7 @@ extern "C" {
   X(PLAN_ALLOCATIONS,    "plan-allocations",         mlc_pass_plan_allocations)  \
   X(REMOVE_BLOCKS,       "remove-blocks",            mlc_pass_remove_blocks)     \
   X(COMPACT_BUFFERS,     "compact-buffers",          mlc_pass_compact_buffers)   \
+  X(LOWER_TENSOR_CORE,   "lower-tensor-core",        mlc_pass_lower_tensor_core) \
   X(FLATTEN_BUFFERS,     "flatten-buffers",          mlc_pass_flatten_buffers)   \
   X(VECTORIZE,           "vectorize",                mlc_pass_vectorize)         \
   X(UNROLL,              "unroll",                   mlc_pass_unroll)            \
@@ -101,7 +102,17 @@ int mlc_lower(tir_func_t **out, const tir_func_t *scheduled, const mlc_target_t 
  *   around the serial meaning of the allreduce (`red[0] = init; for t:
  *   red[0] = red[0] op red_buf[t]`), which code generation replaces by warp
  *   shuffles; then one thread stores the result
- *   (compiler/lower/cross_thread_reduce.c). */
+ *   (compiler/lower/cross_thread_reduce.c);
+ * - WMMA tensor-core calls (`T.call_extern("handle", "tvm_fill_fragment" |
+ *   "tvm_load_matrix_sync" | "tvm_mma_sync" | "tvm_store_matrix_sync",
+ *   ...)`, the CUDA tensor intrinsics' implementations) keep their
+ *   operands as loads naming the first element of a 16x16 tile; fragment
+ *   buffers (scopes wmma.matrix_a/matrix_b/accumulator) are laid out tile by
+ *   tile, so that tile t of a flattened fragment buffer is elements
+ *   [256 t, 256 t + 256) (lower-tensor-core); compact-buffers counts a
+ *   tile operand as the whole tile and keeps a memory operand's stride
+ *   argument equal to the compacted buffer's row stride; gpu-sync counts
+ *   tvm_store_matrix_sync as a write of its memory operand. */
 #define MLC_CROSS_THREAD_SCOPE "local.cross_thread"
 #define MLC_CROSS_THREAD_ATTR "mlc.cross_thread_reduce"
 
@@ -133,7 +144,10 @@ int mlc_codegen(mlc_module_t **out, tir_func_t *const *lowered, int n, const mlc
  *   "local" ones in registers/private memory, barriers where a thread may
  *   read shared memory another thread wrote (a lowering pass inserts them),
  *   vector loads and stores, reductions over a threadIdx-bound loop with
- *   warp shuffles;
+ *   warp shuffles, WMMA tensor-core calls as llvm.nvvm.wmma.m16n16k16.*
+ *   (NVPTX only, float16 x float16 -> float32; run by whole warps: outside
+ *   threadIdx.x loops, threadIdx.x extent a multiple of 32; MLC_EUNSUPPORTED
+ *   on AMDGPU);
  * - the host function keeps the DLPack ABI above (device type kDLCUDA or
  *   kDLROCM, data pointers are device pointers, all arguments on one
  *   device), evaluates each kernel's launch sizes and calls

@@ -20,6 +20,7 @@
 #include "compiler/lower/remove_blocks.h"
 #include "compiler/lower/simplify.h"
 #include "compiler/lower/storage_rewrite.h"
+#include "compiler/lower/tensor_core.h"
 #include "compiler/lower/unroll.h"
 #include "compiler/lower/vectorize.h"
 

@@ -13,6 +13,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 /* A block with more iter vars than this is not a program anyone wrote. */
 #define INTERP_MAX_ITER_VARS 64
@@ -117,7 +118,10 @@ static int check_field(interp_t *it, const tir_buffer_t *dst, const tir_expr_t *
 
 /* Binds the matched buffer's symbolic shape, strides and elem_offset to the
  * region's, or checks the constant ones. A buffer declared without strides
- * is compact, so the region must be. */
+ * is compact, so the region must be; except a tensor-core fragment (scope
+ * wmma.*), which has no memory layout a program can see (the WMMA
+ * intrinsics match 16x16 tiles of a larger fragment buffer that way, as in
+ * TVM): it views the region with the source's strides. */
 static int bind_layout(interp_t *it, const tir_buffer_t *dst, const interp_view_t *view) {
   int rc = MLC_OK;
   for (int k = 0; k < dst->ndim && rc == MLC_OK; k++)
@@ -126,7 +130,7 @@ static int bind_layout(interp_t *it, const tir_buffer_t *dst, const interp_view_
     rc = check_field(it, dst, dst->strides[k], view->strides[k], "stride", k);
   if (rc == MLC_OK && dst->elem_offset)
     rc = check_field(it, dst, dst->elem_offset, view->elem_offset, "elem_offset", -1);
-  if (rc != MLC_OK || dst->strides) return rc;
+  if (rc != MLC_OK || dst->strides || strncmp(dst->scope, "wmma.", 5) == 0) return rc;
   int64_t compact = 1;
   for (int k = dst->ndim - 1; k >= 0; k--) {
     if (view->shape[k] > 1 && view->strides[k] != compact)

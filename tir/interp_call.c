@@ -6,7 +6,8 @@
  * correctly rounded value whatever libm the generated code uses. `round` is
  * TVM's round-half-to-even, the same as nearbyint. if_then_else evaluates only
  * the side it takes (it guards out-of-bounds loads in padding). External
- * functions and LLVM intrinsics cannot be interpreted and are errors.
+ * functions and LLVM intrinsics cannot be interpreted and are errors, except
+ * the WMMA tensor-core calls (tvm_mma_sync and friends, interp_wmma.c).
  */
 #include "tir/interp_internal.h"
 
@@ -146,6 +147,8 @@ int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out) {
     return MLC_OK;
   case TIR_OP_CALL_EXTERN:
   case TIR_OP_CALL_PURE_EXTERN:
+    if (interp_is_wmma_call(e)) return interp_eval_wmma(it, e, out);
+    return extern_error(it, e);
   case TIR_OP_CALL_LLVM_INTRIN:
   case TIR_OP_CALL_LLVM_PURE_INTRIN: return extern_error(it, e);
   case TIR_OP_LIST: return interp_fail(it, "an annotation list used as a value");

@@ -15,7 +15,8 @@
  * storages, errors), interp_value.c (scalar semantics: wrap-around, rounding,
  * casts, memory), interp_expr.c (expressions, loads), interp_call.c (calls),
  * interp_access.c (buffer views, addresses and bounds checks), interp_stmt.c
- * (statements, stores, allocations), interp_block.c (blocks, match_buffer).
+ * (statements, stores, allocations), interp_block.c (blocks, match_buffer),
+ * interp_wmma.c (the WMMA tensor-core calls).
  *
  * The hot path of a kernel (a scalar load or store with variable indices, a
  * float32 multiply-add, a block instance) is kept short: small helpers are
@@ -321,6 +322,11 @@ static inline int interp_eval_int(interp_t *it, const tir_expr_t *e, int64_t *ou
 }
 int interp_eval_bool(interp_t *it, const tir_expr_t *e, bool *out);
 int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out);
+/* interp_wmma.c: whether call e is one of the WMMA calls (tvm_mma_sync,
+ * tvm_load_matrix_sync, tvm_store_matrix_sync, tvm_fill_fragment) and
+ * running one (its operands are tiles; out is int32 0). */
+bool interp_is_wmma_call(const tir_expr_t *e);
+int interp_eval_wmma(interp_t *it, const tir_expr_t *e, interp_value_t *out);
 
 /* ---- interp_stmt.c / interp_block.c ------------------------------------- */
 

@@ -757,7 +757,11 @@ typedef struct {
  * float16/bfloat16 results are rounded to nearest even on every store and
  * arithmetic step. Errors (MLC_ERUNTIME with a detail): out-of-bounds access
  * naming the block and buffer, a binding out of its domain, shape mismatch
- * with an argument, division by zero. */
+ * with an argument, division by zero. The WMMA calls of the tensor
+ * intrinsics (T.call_extern "tvm_fill_fragment", "tvm_load_matrix_sync",
+ * "tvm_mma_sync", "tvm_store_matrix_sync" on wmma.* fragments) run as their
+ * 16x16x16 descriptions say (tir/interp_wmma.c); other call_extern and
+ * call_llvm_pure_intrin calls are errors. */
 int tir_interp_run(const tir_func_t *f, tir_arg_t *args, int nargs);
 
 /* ------------------------------------------------------------------------ */

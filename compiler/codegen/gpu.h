@@ -14,7 +14,8 @@
  * Files: gpu_module.c (device module, finishing: optimisation, image,
  * embedding it in the host code; emission of the device side),
  * gpu_device.c (a kernel from a loop nest), gpu_reduce.c (cross-thread
- * reductions), gpu_host.c (the launch).
+ * reductions), gpu_wmma.c (WMMA tensor cores, NVPTX), gpu_host.c (the
+ * launch).
  */
 #ifndef MLC_CODEGEN_GPU_H
 #define MLC_CODEGEN_GPU_H
@@ -44,6 +45,11 @@ struct cg_gpu_target {
   LLVMValueRef (*math)(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
   /* Before optimisation: link what the math functions call (libdevice). */
   int (*link)(mlc_module_t *m);
+  /* WMMA tensor cores (gpu_wmma.c; NULL: the target has none that is
+   * generated, and a tensorized program is MLC_EUNSUPPORTED): one call of
+   * compiler/lower/tensor_core.h, and the ALLOCATE of a fragment buffer. */
+  int (*tensor_core)(cg_t *cg, const tir_expr_t *call);
+  int (*fragment_alloca)(cg_t *cg, const tir_stmt_t *s);
   /* The device image of the optimised m->dev_mod (mlc_malloc'd, *len bytes;
    * PTX text includes its NUL). */
   int (*image)(mlc_module_t *m, char **out, size_t *len);
@@ -72,12 +78,19 @@ LLVMValueRef cg_gpu_image_size_ref(cg_t *cg);
 
 /* ---- gpu_device.c ---- */
 
+#define CG_MAX_FRAGMENT_BUFFERS 32
+
 /* The state of generating one kernel (cg_t.gpu of device code). */
 typedef struct {
   const cg_gpu_target_t *gt;
   int64_t block_const[3];     /* constant block size per dimension (0: symbolic) */
   int64_t shared_bytes;       /* static shared memory so far */
   int thread_depth;           /* threadIdx loops around the current statement */
+  struct {                    /* WMMA operand fragments: the layout they were loaded with */
+    const tir_var_t *data;
+    bool col;
+  } layouts[CG_MAX_FRAGMENT_BUFFERS];
+  int nlayouts;
 } cg_kernel_state_t;
 
 /* A static shared-memory array of `bytes` (counted against the target's
@@ -107,5 +120,16 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int k, cg_launch_t *out);
  * across warps; stores the result where the attribute's serial body does.
  * MLC_EUNSUPPORTED for shapes it does not generate. */
 int cg_gpu_allreduce(cg_t *cg, const tir_stmt_t *attr);
+
+/* ---- gpu_wmma.c ---- */
+
+/* A WMMA call (tvm_load_matrix_sync, tvm_mma_sync, tvm_store_matrix_sync,
+ * tvm_fill_fragment) as llvm.nvvm.wmma.m16n16k16.* on this lane's
+ * fragment registers. MLC_EUNSUPPORTED for dtypes other than float16
+ * operands / float32 accumulators, or an mma whose operands were not
+ * loaded before it. */
+int cg_nvptx_wmma(cg_t *cg, const tir_expr_t *call);
+/* A fragment buffer (scope wmma.*): 32 bytes of registers per 16x16 tile. */
+int cg_nvptx_fragment_alloca(cg_t *cg, const tir_stmt_t *s);
 
 #endif /* MLC_CODEGEN_GPU_H */

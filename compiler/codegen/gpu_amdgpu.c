@@ -15,7 +15,9 @@
  * cheaper workgroup-scope fence). Math: float32 exp, exp2, log, log2, log10,
  * sin, cos, sqrt and rounding are instructions; tanh, exp10, pow and log1p
  * are computed from them (pow as exp2(y * log2(x)), so only for x > 0);
- * other math, and transcendental float64, is MLC_EUNSUPPORTED.
+ * other math, and transcendental float64, is MLC_EUNSUPPORTED. No tensor
+ * cores: MFMA is not generated, so WMMA calls and fragment buffers are
+ * refused (tensor_core and fragment_alloca stay NULL; gpu_device.c says so).
  */
 #include "compiler/codegen/gpu.h"
 #include "compiler/codegen/module_priv.h"

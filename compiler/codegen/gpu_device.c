@@ -25,8 +25,15 @@
  * its own slot), the cross-thread reduction attribute gpu_reduce.c's
  * allreduce; barriers are the target's, parallel loops run serially, failed
  * assertions trap. Pointer parameters carry the alignment the host knows.
+ *
+ * WMMA tensor-core calls (compiler/lower/tensor_core.h) are the target's
+ * (gpu_wmma.c on NVPTX; MLC_EUNSUPPORTED where it has none): the scan
+ * makes sure they run outside threadIdx.x loops with a threadIdx.x extent
+ * that is a multiple of 32 (each warp runs them together) and that
+ * fragment buffers are touched by nothing else.
  */
 #include "compiler/codegen/gpu.h"
+#include "compiler/lower/tensor_core.h"
 
 #include <string.h>
 
@@ -62,11 +69,14 @@ typedef MLC_VEC(tir_var_t *) var_vec_t;
 
 typedef struct {
   const tir_func_t *f;
+  const cg_gpu_target_t *gt;
   var_vec_t defined, used;
   var_vec_t threads;          /* threadIdx loop vars enclosing the walk */
   tir_expr_t *grid[3], *block[3];
   const tir_stmt_t *grid_loop[3], *block_loop[3];
   int64_t block_const[3];     /* widest constant threadIdx extent */
+  int xdepth;                 /* threadIdx.x loops around the walk */
+  int nwmma;                  /* WMMA calls in the kernel */
   int rc;
 } scan_t;
 
@@ -93,10 +103,50 @@ static void use_buffer(scan_t *s, tir_buffer_t *b) {
     if (b->strides[d]->kind == TIR_VAR) add_unique(s, &s->used, b->strides[d]);
 }
 
+static int no_tensor_cores(scan_t *s, const char *what) {
+  return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: %s: tensor-core intrinsics (WMMA) are NVIDIA "
+                                  "instructions and %s code generation has none (AMD's MFMA is not generated); "
+                                  "use a schedule without tensorize", s->f->name, what, s->gt->name));
+}
+
+/* A WMMA call: a warp-wide operation whose tile operands name fragments or
+ * addresses (the buffers are used, their elements are not read here). */
+static bool scan_wmma(tir_visitor_t *v, scan_t *s, tir_expr_t *e) {
+  lower_tc_op_t op = lower_tc_op(e);
+  if (!s->gt->tensor_core) return no_tensor_cores(s, lower_tc_name(op)), false;
+  if (s->xdepth > 0)
+    return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: %s inside a threadIdx.x loop: a WMMA call is run by "
+                                    "a whole warp together; bind threadIdx.x (32 lanes) only in the loops around "
+                                    "it that copy data, and warps to threadIdx.y/z", s->f->name, lower_tc_name(op))),
+           false;
+  s->nwmma++;
+  for (int i = 1; i < e->u.call.nargs; i++) {
+    tir_expr_t *x = e->u.call.args[i];
+    if (!lower_tc_is_tile_arg(op, i) || x->kind != TIR_BUFFER_LOAD) {
+      tir_visit_expr(v, x);
+      continue;
+    }
+    use_buffer(s, x->u.load.buffer);
+    for (int k = 0; k < x->u.load.nindices; k++) tir_visit_expr(v, x->u.load.indices[k]);
+  }
+  return false;
+}
+
+static int fragment_access(scan_t *s, const tir_buffer_t *b) {
+  if (!s->gt->tensor_core) return no_tensor_cores(s, b->name);
+  return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: fragment %s (scope %s) is accessed element by element; "
+                                  "a fragment lives spread over a warp's registers, so every access to it must be "
+                                  "a tensor intrinsic (tensorize the blocks that use it)", s->f->name, b->name, b->scope));
+}
+
 static bool scan_expr(tir_visitor_t *v, tir_expr_t *e) {
   scan_t *s = v->payload;
   if (e->kind == TIR_VAR) add_unique(s, &s->used, e);
-  if (e->kind == TIR_BUFFER_LOAD) use_buffer(s, e->u.load.buffer);
+  if (e->kind == TIR_CALL && lower_tc_op(e) != LOWER_TC_NONE) return scan_wmma(v, s, e);
+  if (e->kind == TIR_BUFFER_LOAD) {
+    if (lower_tc_is_fragment(e->u.load.buffer)) return fragment_access(s, e->u.load.buffer), false;
+    use_buffer(s, e->u.load.buffer);
+  }
   return true;
 }
 
@@ -172,10 +222,16 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
     if (kind != TAG_VTHREAD) record_extent(s, st, kind, dim);
     if (kind == TAG_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
       fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
+    s->xdepth += kind == TAG_THREAD && dim == 0;
     break;
   case TIR_LET: add_unique(s, &s->defined, st->u.let.var); break;
-  case TIR_ALLOCATE: add_unique(s, &s->defined, st->u.allocate.buffer->data); break;
+  case TIR_ALLOCATE:
+    add_unique(s, &s->defined, st->u.allocate.buffer->data);
+    if (lower_tc_is_fragment(st->u.allocate.buffer) && !s->gt->tensor_core)
+      no_tensor_cores(s, st->u.allocate.buffer->name);
+    break;
   case TIR_BUFFER_STORE:
+    if (lower_tc_is_fragment(st->u.store.buffer)) return fragment_access(s, st->u.store.buffer), false;
     use_buffer(s, st->u.store.buffer);
     check_cross_thread(s, st);
     break;
@@ -186,9 +242,22 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
 
 static void scan_post(tir_visitor_t *v, tir_stmt_t *st) {
   scan_t *s = v->payload;
+  if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && st->u.loop.thread_tag &&
+      strcmp(st->u.loop.thread_tag, "threadIdx.x") == 0)
+    s->xdepth--;
   if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && s->threads.len &&
       s->threads.data[s->threads.len - 1] == st->u.loop.var)
     s->threads.len--;
+}
+
+/* WMMA calls are run by whole warps: the lanes of a warp must be 32
+ * consecutive threadIdx.x values sharing threadIdx.y/z. */
+static int check_warps(scan_t *s) {
+  if (s->nwmma == 0 || (s->block_const[0] > 0 && s->block_const[0] % 32 == 0)) return MLC_OK;
+  return mlc_error_set(MLC_EUNSUPPORTED, "%s: a kernel with WMMA tensor-core calls needs a threadIdx.x extent that "
+                       "is a constant multiple of the warp size 32 (it is %lld): bind the lanes of the cooperative "
+                       "fetches to threadIdx.x with extent 32 and the warps to threadIdx.y", s->f->name,
+                       (long long)(s->block_const[0] > 0 ? s->block_const[0] : 1));
 }
 
 /* Launch extents may only use what the host has. */
@@ -209,7 +278,8 @@ static int scan_kernel(scan_t *s, const tir_stmt_t *root, mlc_arena_t *a, cg_lau
   tir_visitor_t v = {.expr = scan_expr, .stmt = scan_stmt, .stmt_post = scan_post, .payload = s};
   tir_visit_stmt(&v, (tir_stmt_t *)root);
   if (s->rc != MLC_OK) return s->rc;
-  int rc = check_extents(s);
+  int rc = check_warps(s);
+  if (rc == MLC_OK) rc = check_extents(s);
   if (rc != MLC_OK) return rc;
   out->params = mlc_arena_alloc(a, sizeof(*out->params) * (s->used.len + 1));
   if (!out->params) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
@@ -293,6 +363,7 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
                          b->name, b->scope);
   if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
+  if (lower_tc_is_fragment(b)) return k->gt->fragment_alloca(cg, s); /* the scan refused it without */
   if (strcmp(b->scope, MLC_CROSS_THREAD_SCOPE) == 0) bytes = cg_elem_bytes(b->dtype) * b->dtype.lanes; /* own slot */
   if (strcmp(b->scope, "global") == 0 && k->thread_depth == 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope global) is allocated inside a GPU kernel but "
@@ -309,6 +380,14 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
 static int dev_attr(cg_t *cg, const tir_stmt_t *s) {
   if (strcmp(s->u.attr.key, MLC_CROSS_THREAD_ATTR) == 0) return cg_gpu_allreduce(cg, s);
   return cg_stmt(cg, s->u.attr.body);
+}
+
+/* The WMMA calls are the target's; other values are generated as usual. */
+static int dev_evaluate(cg_t *cg, const tir_expr_t *value, bool *done) {
+  kstate_t *k = cg->gpu;
+  if (lower_tc_op(value) == LOWER_TC_NONE) return MLC_OK;
+  *done = true;
+  return k->gt->tensor_core(cg, value);
 }
 
 static LLVMValueRef dev_sync(cg_t *cg) {
@@ -335,6 +414,7 @@ static const cg_hooks_t device_hooks = {
     .storage_sync = dev_sync,
     .math = dev_math,
     .fail = dev_fail,
+    .evaluate = dev_evaluate,
 };
 
 static LLVMTypeRef param_type(cg_t *cg, const tir_var_t *v) {
@@ -380,7 +460,7 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out
   memset(out, 0, sizeof *out);
   out->name = mlc_arena_printf(host->arena, "%s_kernel%d", host->f->name, kidx);
   if (!out->name) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
-  scan_t s = {.f = host->f};
+  scan_t s = {.f = host->f, .gt = m->gpu};
   int rc = scan_kernel(&s, root, host->arena, out);
   kstate_t k = {.gt = m->gpu};
   memcpy(k.block_const, s.block_const, sizeof k.block_const);

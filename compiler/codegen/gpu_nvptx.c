@@ -19,6 +19,7 @@
  * floor, ceil, trunc and round-to-even are instructions.
  *
  * Kernels are marked with !nvvm.annotations {fn, !"kernel", i32 1}.
+ * Tensor cores: the WMMA calls are gpu_wmma.c's.
  */
 #include "compiler/codegen/gpu.h"
 #include "compiler/codegen/module_priv.h"
@@ -247,5 +248,7 @@ const cg_gpu_target_t cg_gpu_nvptx = {
     .mark_kernel = nvptx_mark_kernel,
     .math = nvptx_math,
     .link = nvptx_link,
+    .tensor_core = cg_nvptx_wmma,
+    .fragment_alloca = cg_nvptx_fragment_alloca,
     .image = nvptx_image,
 };

@@ -4,9 +4,11 @@
  *
  * Math on float16 and bfloat16 is computed in float32 and rounded once at
  * the end (closer to the interpreter, which computes in double, than a
- * chain of half-precision steps). Functions LLVM has an intrinsic for use
- * it (vectors stay vectors; LLVM expands or calls libm); the others call
- * libm lane by lane. rsqrt is 1 / sqrt(x), sigmoid 1 / (1 + exp(-x)), round
+ * chain of half-precision steps). On CPUs, float32 exp, exp2, log, log2 and
+ * tanh are polynomials generated inline (llvm_vmath.c: LLVM 14 would call libm
+ * once per vector lane); other functions LLVM has an intrinsic for use it
+ * (vectors stay vectors; LLVM expands or calls libm); the others call libm
+ * lane by lane. rsqrt is 1 / sqrt(x), sigmoid 1 / (1 + exp(-x)), round
  * is nearbyint (round half to even, TVM's round).
  *
  * call_llvm_intrin / call_llvm_pure_intrin name the intrinsic in their
@@ -18,6 +20,7 @@
  * intrinsics of docs/schedule/reduction_tensorize.md do).
  */
 #include "compiler/codegen/llvm_gen.h"
+#include "compiler/codegen/llvm_vmath.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -106,8 +109,12 @@ static LLVMValueRef one_like(cg_t *cg, LLVMValueRef x) {
   return cg_splat(cg, LLVMConstReal(lanes > 1 ? LLVMGetElementType(t) : t, 1.0), lanes);
 }
 
+/* CPU code computes float32 exp, exp2, log, log2, tanh inline (llvm_vmath.c);
+ * GPU code goes through its hook, which may come back to
+ * cg_float_math_default and so to LLVM's intrinsics. */
 static LLVMValueRef float_math(cg_t *cg, tir_op_t op, LLVMValueRef x) {
   if (cg->hooks && cg->hooks->math) return cg->hooks->math(cg, op, x, NULL);
+  if (cg_vmath_handles(cg, op, x)) return cg_vmath(cg, op, x);
   return cg_float_math_default(cg, op, x, NULL);
 }
 

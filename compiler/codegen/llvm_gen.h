@@ -62,6 +62,10 @@ typedef struct {
   /* The failure exit of cg_check after the message (CPU: free the heap
    * buffers, return -1). */
   void (*fail)(cg_t *cg);
+  /* `T.evaluate(value)`: sets *done when it generated the statement
+   * (GPU: the WMMA calls); otherwise the value is generated for its
+   * effects (CPU). */
+  int (*evaluate)(cg_t *cg, const tir_expr_t *value, bool *done);
 } cg_hooks_t;
 
 struct cg {
@@ -183,7 +187,9 @@ int cg_buffer_store(cg_t *cg, const tir_stmt_t *store);
 /* ---- llvm_call.c ---- */
 
 LLVMValueRef cg_call_expr(cg_t *cg, const tir_expr_t *e);
-/* The CPU's float math (LLVM intrinsics, libm lane by lane); y for pow. */
+/* The fallback float math (LLVM intrinsics, libm lane by lane); y for pow.
+ * On CPUs float32 exp/exp2/log/log2/tanh do not come here: they are inline
+ * polynomials (llvm_vmath.h); GPU hooks call it for what they lack. */
 LLVMValueRef cg_float_math_default(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
 
 /* ---- llvm_stmt.c ---- */

@@ -160,6 +160,11 @@ static int assert_stmt(cg_t *cg, const tir_stmt_t *s) {
 static int evaluate(cg_t *cg, const tir_stmt_t *s) {
   const tir_expr_t *v = s->u.evaluate.value;
   if (tir_expr_kind_shape(v->kind) == TIR_SHAPE_IMM) return MLC_OK;
+  if (cg->hooks && cg->hooks->evaluate) {
+    bool done = false;
+    int rc = cg->hooks->evaluate(cg, v, &done);
+    if (rc != MLC_OK || done) return rc;
+  }
   return cg_expr(cg, v) ? MLC_OK : mlc_error_last_code();
 }
 

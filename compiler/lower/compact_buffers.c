@@ -21,6 +21,10 @@
  * when a vector access (a tensor intrinsic's ramp) may run past the end of a
  * dimension: such accesses rely on the original layout.
  *
+ * WMMA calls (lower-tensor-core): a tile operand counts as its whole 16x16
+ * tile; a memory operand's stride argument, which must be the buffer's row
+ * stride (else the buffer keeps its layout), becomes the compacted one's.
+ *
  * storage_align: `T.attr(X.data, "buffer_dim_align", [[axis, factor,
  * offset], ...])` inside the ALLOCATE (left by remove-blocks) pads the
  * strides as TVM does: from the innermost dimension out, the stride of an
@@ -33,6 +37,7 @@
 #include <string.h>
 
 #include "compiler/lower/lower_util.h"
+#include "compiler/lower/tensor_core.h"
 
 typedef struct {
   mlc_arena_t *a;
@@ -140,8 +145,38 @@ static void access(coll_t *c, tir_expr_t **indices, int n) {
   c->any = true;
 }
 
+/* The row stride of b before compaction (compact: no strides). */
+static int64_t row_stride(const tir_buffer_t *b) {
+  return b->ndim >= 2 ? lower_const_or_neg(b->shape[b->ndim - 1]) : -1;
+}
+
+/* A WMMA call's tile operand on the buffer covers 16x16 elements from the
+ * one it names (its last two indices). A memory operand's stride argument
+ * must be the buffer's row stride, which compaction then updates; any
+ * other stride (or a 1-D buffer) keeps the buffer's layout. */
+static void tile_access(coll_t *c, const tir_expr_t *call) {
+  lower_tc_op_t op = lower_tc_op(call);
+  for (int pos = 1; op != LOWER_TC_NONE && pos < call->u.call.nargs; pos++) {
+    const tir_expr_t *x = call->u.call.args[pos];
+    if (!lower_tc_is_tile_arg(op, pos) || x->kind != TIR_BUFFER_LOAD || x->u.load.buffer != c->buf) continue;
+    int n = x->u.load.nindices;
+    bool mem = pos == LOWER_TC_MEM_ARG;
+    if (n < 2 || n != c->buf->ndim ||
+        (mem && lower_const_or_neg(call->u.call.args[LOWER_TC_STRIDE_ARG]) != row_stride(c->buf))) {
+      c->keep = true;
+      continue;
+    }
+    tir_expr_t *last[TIR_MAX_DIMS];
+    memcpy(last, x->u.load.indices, sizeof(*last) * (size_t)n);
+    for (int d = n - 2; d < n; d++)
+      last[d] = lower_add(c->cb->a, last[d], tir_int(c->cb->a, tir_dtype_scalar(last[d]->dtype), LOWER_TC_DIM - 1));
+    access(c, last, n);
+  }
+}
+
 static bool coll_expr(tir_visitor_t *v, tir_expr_t *e) {
   coll_t *c = (coll_t *)v;
+  if (e->kind == TIR_CALL) tile_access(c, e);
   if (e->kind == TIR_BUFFER_LOAD && e->u.load.buffer == c->buf) access(c, e->u.load.indices, e->u.load.nindices);
   else if (e->kind == TIR_VAR && e == c->buf->data) c->keep = true;
   return true;
@@ -309,9 +344,26 @@ static tir_expr_t **shift_indices(shift_t *sh, tir_expr_t **idx, int n) {
   return out;
 }
 
+/* A WMMA call whose memory operand is the compacted buffer gets its row
+ * stride (tile_access made sure the old argument was the old one). */
+static tir_expr_t *shift_stride(shift_t *sh, tir_expr_t *call) {
+  lower_tc_op_t op = lower_tc_op(call);
+  if ((op != LOWER_TC_LOAD && op != LOWER_TC_STORE) || call->u.call.nargs <= LOWER_TC_LAYOUT_ARG) return call;
+  const tir_expr_t *x = call->u.call.args[LOWER_TC_MEM_ARG];
+  if (x->kind != TIR_BUFFER_LOAD || x->u.load.buffer != sh->to) return call;
+  mlc_arena_t *a = sh->cb->a;
+  tir_expr_t **args = mlc_arena_alloc(a, sizeof(*args) * (size_t)call->u.call.nargs);
+  memcpy(args, call->u.call.args, sizeof(*args) * (size_t)call->u.call.nargs);
+  int n = sh->to->ndim;
+  tir_expr_t *stride = sh->to->strides ? sh->to->strides[n - 2] : sh->to->shape[n - 1];
+  args[LOWER_TC_STRIDE_ARG] = lower_cast_int(a, tir_dtype_scalar(args[LOWER_TC_STRIDE_ARG]->dtype), stride);
+  return tir_call(a, call->dtype, call->u.call.op, args, call->u.call.nargs);
+}
+
 static tir_expr_t *shift_expr(tir_mutator_t *m, tir_expr_t *e) {
   shift_t *sh = m->payload;
   tir_expr_t *r = tir_mutate_expr_children(m, e);
+  if (r->kind == TIR_CALL) return shift_stride(sh, r);
   if (e->kind != TIR_BUFFER_LOAD || e->u.load.buffer != sh->from) return r;
   return tir_load(m->arena, sh->to, shift_indices(sh, r->u.load.indices, r->u.load.nindices), r->u.load.nindices);
 }

@@ -25,12 +25,15 @@
  * Serial loops (and vthread loops, serial in the kernel) are walked twice:
  * the second walk starts with what the first left pending, so a write at
  * the top of iteration k+1 waits for the reads at the end of iteration k.
+ * A WMMA tvm_store_matrix_sync writes the tile its memory operand names
+ * (a load in the IR): it counts as a write of that buffer.
  */
 #include "compiler/lower/gpu_sync.h"
 
 #include <string.h>
 
 #include "compiler/lower/lower_util.h"
+#include "compiler/lower/tensor_core.h"
 
 /* A set of shared buffers by data variable; `all` when it overflowed. */
 enum { SYNC_SET_MAX = 32 };
@@ -83,6 +86,10 @@ static void acc_union(acc_t *a, const acc_t *b) {
 
 static bool collect_expr(tir_visitor_t *v, tir_expr_t *e) {
   acc_t *acc = v->payload;
+  if (lower_tc_op(e) == LOWER_TC_STORE && e->u.call.nargs > LOWER_TC_MEM_ARG) { /* writes its memory tile */
+    const tir_expr_t *p = e->u.call.args[LOWER_TC_MEM_ARG];
+    if (p->kind == TIR_BUFFER_LOAD && is_shared_scope(p->u.load.buffer->scope)) set_add(&acc->w, p->u.load.buffer->data);
+  }
   if (e->kind == TIR_BUFFER_LOAD && is_shared_scope(e->u.load.buffer->scope)) set_add(&acc->r, e->u.load.buffer->data);
   return true;
 }

@@ -27,10 +27,10 @@
 
 static void passes_are_listed_in_pipeline_order(void **state) {
   static const char *const names[] = {"lower-cross-thread-reduction", "lower-init-block", "plan-allocations",
-                                      "remove-blocks",  "compact-buffers",  "flatten-buffers",
-                                      "vectorize",      "unroll",           "simplify",
+                                      "remove-blocks",  "compact-buffers",  "lower-tensor-core",
+                                      "flatten-buffers", "vectorize",      "unroll",           "simplify",
                                       "storage-rewrite", "gpu-sync"};
-  assert_int_equal(MLC_PASS_COUNT, 11);
+  assert_int_equal(MLC_PASS_COUNT, 12);
   for (int i = 0; i < MLC_PASS_COUNT; i++) {
     mlc_pass_id_t id;
     assert_string_equal(mlc_pass_name((mlc_pass_id_t)i), names[i]);
