@@ -72,6 +72,10 @@ void ms_ctx_init(ms_ctx_t *ctx, const tir_func_t *workload, const char *task_nam
  * (MultiLevelTiling on GPUs; VerifyGPUCode checks them). */
 #define MS_ANN_THREAD_EXTENT_LOW "meta_schedule.thread_extent_low_inclusive"
 #define MS_ANN_THREAD_EXTENT_HIGH "meta_schedule.thread_extent_high_inclusive"
+/* block: a tensor-core tile, run by a whole warp (TVM's attr::warp_execution):
+ * its kernel has threadIdx.x = the warp's lanes even where no loop binds it
+ * (RewriteCooperativeFetch, VerifyGPUCode). */
+#define MS_ANN_WARP_EXECUTION "warp_execution"
 
 /* ------------------------------------------------------------------------ */
 /* Design space: rules                                                       */
@@ -116,6 +120,12 @@ const ms_rule_t *const *ms_rules_cuda_default(const ms_ctx_t *ctx, int *n);
 const ms_rule_t *const *ms_rules_default(const ms_ctx_t *ctx, int *n);
 /* True for the GPU target kinds (cuda, rocm). */
 bool ms_target_is_gpu(const mlc_target_t *t);
+/* True for cuda targets of sm_70 and newer. Their defaults are TVM's
+ * DefaultCUDATensorCore sets: the rules with MultiLevelTilingTensorCore
+ * (WMMA sketches for fp16 matmul-like blocks; MultiLevelTiling for the
+ * others) in MultiLevelTiling's place, the postprocessors with
+ * RewriteTensorize before VerifyGPUCode (docs/search/gpu.md). */
+bool ms_target_has_tensor_cores(const mlc_target_t *t);
 /* One rule by name (for tests and `mlc-sched space --rules`); NULL if
  * unknown. CPU variants where CPU and GPU share a name. */
 const ms_rule_t *ms_rule_find(const char *name);

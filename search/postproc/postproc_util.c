@@ -14,8 +14,9 @@
 typedef struct {
   mlc_arena_t *a;
   MLC_VEC(pp_block_t) blocks;
-  tir_stmt_t *loops[PP_MAX_LOOPS];
-  int nloops;
+  tir_stmt_t *loops[PP_MAX_LOOPS]; /* the loops above the statement being walked, */
+  int nloops;                       /* outermost first; those of the enclosing */
+  int base;                         /* block start at loops[base] */
   bool failed;
 } collect_t;
 
@@ -23,17 +24,20 @@ static void collect_stmt(collect_t *c, tir_stmt_t *s, tir_block_t *parent, bool 
 
 static void collect_block(collect_t *c, tir_stmt_t *realize, tir_block_t *parent, bool in_init) {
   tir_block_t *b = realize->u.realize.block;
-  pp_block_t e = {realize, b, parent, in_init, c->nloops, NULL};
-  e.loops = mlc_arena_memdup(c->a, c->loops, sizeof(tir_stmt_t *) * (size_t)(c->nloops ? c->nloops : 1));
+  int n = c->nloops - c->base;
+  pp_block_t e = {realize, b, parent, in_init, n, NULL};
+  e.loops = mlc_arena_memdup(c->a, c->loops + c->base, sizeof(tir_stmt_t *) * (size_t)(n ? n : 1));
   if (!e.loops || mlc_vec_push(&c->blocks, e) != MLC_OK) {
     c->failed = true;
     return;
   }
-  int saved = c->nloops;
-  c->nloops = 0; /* loops below a block start from it */
+  /* loops below a block start from it; the ones above stay in place for
+   * the block's later siblings */
+  int saved = c->base;
+  c->base = c->nloops;
   if (b->init) collect_stmt(c, b->init, b, true);
   collect_stmt(c, b->body, b, in_init);
-  c->nloops = saved;
+  c->base = saved;
 }
 
 static void collect_stmt(collect_t *c, tir_stmt_t *s, tir_block_t *parent, bool in_init) {

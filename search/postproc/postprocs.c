@@ -11,7 +11,7 @@
  * On GPUs (Postproc::DefaultCUDA): the cooperative fetches are split over
  * the threads and the blocks left unbound get threads before the unroll
  * pragmas and the inits, and VerifyGPUCode comes last, on the final
- * program.
+ * program; with tensor cores, RewriteTensorize just before it.
  */
 #include "search/postproc/postproc.h"
 
@@ -36,8 +36,24 @@ static const ms_postproc_t *const cuda_defaults[] = {
     &ms_postproc_verify_gpu_code,
 };
 
+/* Postproc::DefaultCUDATensorCore, with RewriteTensorize before
+ * VerifyGPUCode (TVM runs it after, to save time on invalid samples) so
+ * that what is verified is the program that will be built. */
+static const ms_postproc_t *const cuda_tensor_core_defaults[] = {
+    &ms_postproc_disallow_dynamic_loop,
+    &ms_postproc_rewrite_cooperative_fetch,
+    &ms_postproc_rewrite_unbound_block,
+    &ms_postproc_rewrite_parallel_vectorize_unroll,
+    &ms_postproc_rewrite_reduction_block,
+    &ms_postproc_rewrite_tensorize,
+    &ms_postproc_verify_gpu_code,
+};
+
 const ms_postproc_t *const *ms_postprocs_cuda_default(const ms_ctx_t *ctx, int *n) {
-  (void)ctx;
+  if (ctx && ms_target_has_tensor_cores(&ctx->target)) {
+    *n = (int)(sizeof(cuda_tensor_core_defaults) / sizeof(cuda_tensor_core_defaults[0]));
+    return cuda_tensor_core_defaults;
+  }
   *n = (int)(sizeof(cuda_defaults) / sizeof(cuda_defaults[0]));
   return cuda_defaults;
 }

@@ -12,7 +12,11 @@
  * The thread counts are the extents of the loops bound to threadIdx.x / .y
  * above the cache block in the current program (TVM reads them from the
  * trace's bindings; the program says the same once the factors are
- * decided). A cache with no thread loop above it is left serial.
+ * decided). A cache with no thread loop above it is left serial. In a
+ * kernel with a tensor-core tile (a block annotated warp_execution, run by
+ * a whole warp), threadIdx.x is the warp's lanes though no loop binds it:
+ * the copy is split over [threadIdx.y,] threadIdx.x = the warp size, as
+ * TVM does.
  */
 #include "search/postproc/postproc.h"
 
@@ -37,8 +41,19 @@ static int64_t thread_extent(const pp_block_t *pb, const char *tag) {
   return ext;
 }
 
+/* A block annotated warp_execution in pb's kernel (under the same
+ * outermost loop). */
+static bool warp_in_kernel(const pp_block_t *blocks, int n, const pp_block_t *pb) {
+  int64_t v;
+  for (int i = 0; i < n && pb->nloops > 0; i++)
+    if (blocks[i].nloops > 0 && blocks[i].loops[0] == pb->loops[0] &&
+        pp_block_ann_int(blocks[i].block, MS_ANN_WARP_EXECUTION, &v) && v != 0)
+      return true;
+  return false;
+}
+
 /* The first block still annotated for a cooperative fetch. */
-static bool next_fetch(const tir_func_t *f, mlc_arena_t *a, fetch_t *out, int *rc) {
+static bool next_fetch(const ms_ctx_t *ctx, const tir_func_t *f, mlc_arena_t *a, fetch_t *out, int *rc) {
   pp_block_t *blocks;
   int n;
   if ((*rc = pp_collect_blocks(a, f, &blocks, &n)) != MLC_OK) return false;
@@ -47,6 +62,8 @@ static bool next_fetch(const tir_func_t *f, mlc_arena_t *a, fetch_t *out, int *r
     out->name = blocks[i].block->name;
     out->tx = thread_extent(&blocks[i], "threadIdx.x");
     out->ty = thread_extent(&blocks[i], "threadIdx.y");
+    if (out->tx <= 0 && ctx && ctx->target.thread_warp_size > 0 && warp_in_kernel(blocks, n, &blocks[i]))
+      out->tx = ctx->target.thread_warp_size;
     return true;
   }
   return false;
@@ -89,13 +106,12 @@ static int rewrite_one(sch_t *sch, const fetch_t *ft) {
 
 static int rewrite_cooperative_fetch(const ms_postproc_t *self, const ms_ctx_t *ctx, sch_t *sch) {
   (void)self;
-  (void)ctx;
   int rc = MLC_OK;
   for (;;) { /* one block per round: each removes one annotation */
     mlc_arena_t *a = mlc_arena_new();
     if (!a) return mlc_error_set(MLC_ENOMEM, RCF ": out of memory");
     fetch_t ft;
-    bool found = next_fetch(sch_func(sch), a, &ft, &rc);
+    bool found = next_fetch(ctx, sch_func(sch), a, &ft, &rc);
     if (found) rc = rewrite_one(sch, &ft);
     mlc_arena_free(a);
     if (!found || rc != MLC_OK) return rc;

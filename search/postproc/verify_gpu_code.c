@@ -9,7 +9,8 @@
  *   1. on the scheduled program (TVM's ThreadExtentChecker): a block that
  *      MultiLevelTiling annotated with meta_schedule.thread_extent_low/
  *      high_inclusive runs on a number of threads (threadIdx.x * y * z
- *      above it) within those bounds;
+ *      above it, times the warp size for a tensor-core tile run by a whole
+ *      warp, annotated warp_execution) within those bounds;
  *   2. on the program lowered as the compiler would (mlc_lower), for each
  *      kernel (the nest under an outermost blockIdx/threadIdx loop): every
  *      thread axis has one extent in the kernel; threads per block (the
@@ -67,6 +68,9 @@ static int check_thread_extents(const ms_ctx_t *ctx, sch_t *sch) {
       if (ax >= 3 && ax < 6 && tir_as_int(loop->u.loop.extent, &ext)) seen[ax - 3] = ext;
     }
     threads = seen[0] * seen[1] * seen[2];
+    int64_t warp;
+    if (pp_block_ann_int(blocks[i].block, MS_ANN_WARP_EXECUTION, &warp) && warp != 0 && ctx->target.thread_warp_size > 0)
+      threads *= ctx->target.thread_warp_size; /* a warp per tile: its lanes are threadIdx.x */
     if (threads < low || threads > high)
       rc = pp_fail(VGC, "block %s runs on %lld threads, outside [%lld, %lld] (%s for %s)", blocks[i].block->name,
                    (long long)threads, (long long)low, (long long)high, "meta_schedule.thread_extent_*",

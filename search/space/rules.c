@@ -4,10 +4,14 @@
  *
  * MultiLevelTilingWithIntrin (search/space/rule_mlt_intrin.c) joins the
  * defaults only when the target has AVX-512. GPU targets (cuda, rocm) get
- * ScheduleRule::DefaultCUDA's rules, in its order (docs/search/gpu.md).
+ * ScheduleRule::DefaultCUDA's rules, in its order (docs/search/gpu.md);
+ * cuda targets with tensor cores (sm_70 and newer) get DefaultCUDATensorCore's:
+ * the same with MultiLevelTilingTensorCore in MultiLevelTiling's place (it
+ * falls back to MultiLevelTiling for blocks the intrinsics do not take).
  */
 #include "search/space/rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* AutoInline, AddRFactor, [MultiLevelTilingWithIntrin], MultiLevelTiling,
@@ -37,8 +41,20 @@ static const ms_rule_t *const cuda_rules[] = {
     &ms_rule_auto_bind,
 };
 
+static const ms_rule_t *const cuda_tensor_core_rules[] = {
+    &ms_rule_mlt_tensor_core, &ms_rule_auto_inline_cuda, &ms_rule_cross_thread_reduction, &ms_rule_pvu_cuda,
+    &ms_rule_auto_bind,
+};
+
+bool ms_target_has_tensor_cores(const mlc_target_t *t) {
+  return t && t->kind == MLC_TARGET_CUDA && strncmp(t->arch, "sm_", 3) == 0 && atoi(t->arch + 3) >= 70;
+}
+
 const ms_rule_t *const *ms_rules_cuda_default(const ms_ctx_t *ctx, int *n) {
-  (void)ctx;
+  if (ctx && ms_target_has_tensor_cores(&ctx->target)) {
+    *n = (int)(sizeof cuda_tensor_core_rules / sizeof cuda_tensor_core_rules[0]);
+    return cuda_tensor_core_rules;
+  }
   *n = (int)(sizeof cuda_rules / sizeof cuda_rules[0]);
   return cuda_rules;
 }
@@ -56,7 +72,7 @@ const ms_rule_t *const *ms_rules_default(const ms_ctx_t *ctx, int *n) {
 static const ms_rule_t *const all_rules[] = {
     &ms_rule_auto_inline,      &ms_rule_add_rfactor,       &ms_rule_mlt,
     &ms_rule_pvu,              &ms_rule_random_compute_location, &ms_rule_mlt_intrin_avx512,
-    &ms_rule_cross_thread_reduction, &ms_rule_auto_bind,
+    &ms_rule_cross_thread_reduction, &ms_rule_auto_bind,       &ms_rule_mlt_tensor_core,
 };
 
 static const ms_rule_t *find_in(const ms_rule_t *const *rules, size_t n, const char *name) {
@@ -75,5 +91,8 @@ const ms_rule_t *ms_rule_find_for(const ms_ctx_t *ctx, const char *name) {
   int n = 0;
   const ms_rule_t *const *defaults = ms_rules_default(ctx, &n);
   const ms_rule_t *r = find_in(defaults, (size_t)n, name);
+  /* a tensor-core target's defaults replace MultiLevelTiling: the GPU one
+   * is still the one its name means there */
+  if (!r && ctx && ms_target_is_gpu(&ctx->target)) r = find_in(cuda_rules, sizeof cuda_rules / sizeof cuda_rules[0], name);
   return r ? r : ms_rule_find(name);
 }

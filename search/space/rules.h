@@ -109,6 +109,35 @@ typedef struct {
   bool unroll_explicit; /* meta_schedule.unroll_explicit, else unroll_implicit */
 } ms_pvu_params_t;
 
+/* MultiLevelTilingTensorCore (search/space/rule_mlt_tensor_core.c,
+ * multi_level_tiling_tensor_core.cc): the intrinsics of one tensor-core
+ * tile (TVM's intrin group), by registered name. */
+typedef struct {
+  const char *init, *load_a, *load_b, *compute, *store;
+} ms_tc_intrins_t;
+
+/* Its settings. CUDA (ms_rule_mlt_tensor_core): the WMMA 16x16x16 fp16
+ * group, sm_70 and newer, "SSSRRSRS" with levels 1-3 bound to blockIdx.y,
+ * blockIdx.x, threadIdx.y, max innermost factor 4, the accumulator under
+ * level 3, shared read caches under level 4 (cooperative fetch, vector
+ * lengths {1, 2, 3, 4, 8, 16} filtered by dtype), fragments under level 5;
+ * other blocks and targets go to `fallback` (the GPU MultiLevelTiling). */
+#define MS_TC_MAX_GROUPS 4
+#define MS_TC_NBINDS 3
+typedef struct {
+  int ngroups;
+  ms_tc_intrins_t groups[MS_TC_MAX_GROUPS]; /* tried in order */
+  int min_sm;                               /* cuda -arch=sm_XY with XY >= this */
+  const char *structure;
+  int max_innermost_factor;
+  const char *tile_binds[MS_TC_NBINDS];
+  int acc_level, read_level, frag_level; /* 1-based tile levels */
+  const char *read_scope;                /* "shared" */
+  int nvector_load_lens;
+  int vector_load_lens[MS_MLT_MAX_VECTOR_LENS];
+  const ms_rule_t *fallback;
+} ms_mlt_tc_params_t;
+
 extern const ms_rule_t ms_rule_auto_inline;
 extern const ms_rule_t ms_rule_add_rfactor;
 extern const ms_rule_t ms_rule_mlt;
@@ -120,6 +149,10 @@ extern const ms_rule_t ms_rule_auto_inline_cuda;
 extern const ms_rule_t ms_rule_pvu_cuda;
 extern const ms_rule_t ms_rule_cross_thread_reduction;
 extern const ms_rule_t ms_rule_auto_bind;
+/* ScheduleRule::DefaultCUDATensorCore's tiling: replaces ms_rule_mlt_cuda
+ * in the defaults of cuda targets of sm_70 and newer; registered by the name
+ * "MultiLevelTilingTensorCore". */
+extern const ms_rule_t ms_rule_mlt_tensor_core;
 /* MultiLevelTilingWithIntrin for AVX-512 (search/space/rule_mlt_intrin.c,
  * written separately); registered by the name "MultiLevelTilingWithIntrin". */
 extern const ms_rule_t ms_rule_mlt_intrin_avx512;

@@ -67,7 +67,7 @@ static void target_kind_picks_the_defaults(void **state) {
   int64_t shape[3] = {64, 64, 16};
   tir_func_t *f = workload("GMM", shape, 3);
   ms_ctx_t cuda, rocm, cpu;
-  gpu_ctx(&cuda, f, SM90, 0);
+  gpu_ctx(&cuda, f, "cuda -arch=sm_61", 0);
   gpu_ctx(&rocm, f, "rocm -mcpu=gfx90a", 0);
   gpu_ctx(&cpu, f, "llvm -mcpu=skylake -num-cores=2", 0);
   static const char *const rules[] = {"MultiLevelTiling", "AutoInline", "CrossThreadReduction",
