@@ -289,6 +289,8 @@ def needed_packages(build, programs):
         ldd = subprocess.run(["ldd", exe], capture_output=True, text=True).stdout
         paths = dict(re.findall(r"^\s*(\S+) => (/\S+)", ldd, re.M))
         for lib in needed:
+            if re.match(r"lib(asan|ubsan|lsan|tsan)\.so", lib):
+                continue  # a sanitizer build of the tests; the images build Release
             path = paths.get(lib)
             candidates = [os.path.realpath(path), path] if path else []  # the file, not a -dev link
             candidates += [c.replace("/usr/lib/", "/lib/", 1) for c in candidates if c.startswith("/usr/lib/")]
