@@ -25,13 +25,13 @@
  *                  [--db DIR] [--seed S] [--quick]
  */
 #include <ftw.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench/common/cublas_peer.h"
+#include "bench/common/stop.h"
 #include "search/search.h"
 #include "workers/worker_gpu.h"
 
@@ -51,12 +51,6 @@ typedef struct {
   double tune_secs, best_secs, cublas_secs;
   char why[1200]; /* what failed, "" when all ran */
 } row_t;
-
-static volatile int stop_requested;
-static void on_sigint(int sig) {
-  (void)sig;
-  stop_requested = 1;
-}
 
 MLC_NORETURN static void usage(const char *why) {
   FILE *f = why ? stderr : stdout;
@@ -155,11 +149,7 @@ static int tune_one(row_t *row, const opts_t *o, const mlc_target_t *target, con
   mlc_measure_options_t mo;
   mlc_measure_options_default(&mo);
   ms_tune_options_t to;
-  ms_tune_options_default(&to);
-  to.trials = o->trials;
-  to.seed = o->seed;
-  to.stop = &stop_requested;
-  to.progress_tty = isatty(STDERR_FILENO);
+  bench_tune_options(&to, o->trials, o->seed);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   db_t *db = NULL;
   ms_runner_t *runner = NULL;
@@ -244,12 +234,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_gpu_gemm: cannot create a temporary directory\n");
     return 1;
   }
-  signal(SIGINT, on_sigint);
+  bench_catch_sigint(); /* the first ^C ends tuning after its round; a second one kills */
   row_t rows[2];
   int nrows = 0;
   if (o.fp32) rows[nrows++] = (row_t){.label = "fp32", .fp16 = false, .target_ratio = 0.8};
   if (o.fp16) rows[nrows++] = (row_t){.label = "fp16", .fp16 = true, .target_ratio = 0.5};
-  for (int i = 0; i < nrows && !stop_requested; i++) run_row(&rows[i], &o, &target, db_root);
+  for (int i = 0; i < nrows && !bench_stop_requested; i++) run_row(&rows[i], &o, &target, db_root);
   report(rows, nrows, &o, &p);
   if (!o.db_dir) nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   int failed = 0;

@@ -40,6 +40,7 @@
 
 #include "bench/common/blas_peer.h"
 #include "bench/common/kernel.h"
+#include "bench/common/stop.h"
 #include "bench/common/tune_records.h"
 #include "compiler/compiler.h"
 #include "search/search.h"
@@ -66,13 +67,6 @@ typedef struct {
   bool quick;
   bench_plan_t plan;     /* the re-measurement's method */
 } opts_t;
-
-static volatile int stop_requested;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  stop_requested = 1;
-}
 
 /* Prints the usage and exits: 0 for --help (why NULL), 2 with the reason
  * for bad usage. */
@@ -219,12 +213,8 @@ static int tune(run_t *r, const opts_t *o, tir_func_t *f, const mlc_target_t *ta
   mlc_measure_options_t mo;
   mlc_measure_options_default(&mo);
   ms_tune_options_t to;
-  ms_tune_options_default(&to);
-  to.trials = o->trials;
-  to.seed = o->seed;
+  bench_tune_options(&to, o->trials, o->seed);
   to.model = r->kind;
-  to.stop = &stop_requested;
-  to.progress_tty = isatty(STDERR_FILENO);
   int64_t t0 = unix_us();
   int rc = db_open(&db, uri);
   /* As mlc-tune does by default: one builder per core, timed runs one at a time. */
@@ -299,8 +289,8 @@ static void print_curves(const run_t *runs, int n, const opts_t *o, double flop)
     const ms_task_report_t *task = runs[i].result.ntasks > 0 ? &runs[i].result.tasks[0] : NULL;
     if (runs[i].rec.n < o->trials)
       printf("  (%s stopped at %d of %d trials%s%s)\n", runs[i].label, runs[i].rec.n, o->trials,
-             task && task->status[0] ? ": " : stop_requested ? ": " : "",
-             task && task->status[0] ? task->status : stop_requested ? "Ctrl-C" : "");
+             task && task->status[0] ? ": " : bench_stop_requested ? ": " : "",
+             task && task->status[0] ? task->status : bench_stop_requested ? "Ctrl-C" : "");
     printf("  %s: %d trials, %d failed", runs[i].label, runs[i].rec.n, runs[i].rec.nfailed);
     if (runs[i].rec.default_secs > 0)
       printf("; the default schedule (measured first, not a trial): %.1f GFLOP/s",
@@ -556,8 +546,7 @@ int main(int argc, char **argv) {
   opts_t o;
   parse_args(&o, argc, argv);
   signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};
-  sigaction(SIGINT, &sa, NULL); /* the first ^C ends tuning after its round; a second one kills */
+  bench_catch_sigint(); /* the first ^C ends tuning after its round; a second one kills */
   bench_print_machine();
   bench_inputs_t inputs[BENCH_MAX_CASES] = {0};
   bench_inputs_init(&inputs[0], &o.gmm);
@@ -577,7 +566,7 @@ int main(int argc, char **argv) {
   }
   prepare_dirs(runs, o.nmodels, &o);
   int status = 0;
-  for (int r = 0; r < o.nmodels && !stop_requested && status == 0; r++) {
+  for (int r = 0; r < o.nmodels && !bench_stop_requested && status == 0; r++) {
     printf("tuning with the %s model...\n", runs[r].label);
     fflush(stdout);
     if (tune(&runs[r], &o, f, &target) != MLC_OK) {

@@ -53,6 +53,7 @@
 #include "bench/common/blas_peer.h"
 #include "bench/common/dnnl_peer.h"
 #include "bench/common/kernel.h"
+#include "bench/common/stop.h"
 #include "bench/common/tune_records.h"
 #include "bench/common/workload.h"
 #include "search/search.h"
@@ -78,13 +79,6 @@ typedef struct {
   uint64_t seed;
   bool quick;
 } opts_t;
-
-static volatile int stop_requested;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  stop_requested = 1;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
@@ -213,11 +207,7 @@ static int tune_into(tuning_t *t, const opts_t *o, const bench_wl_problem_t *p, 
   mlc_measure_options_t mo;
   mlc_measure_options_default(&mo);
   ms_tune_options_t to;
-  ms_tune_options_default(&to);
-  to.trials = o->trials;
-  to.seed = o->seed;
-  to.stop = &stop_requested;
-  to.progress_tty = isatty(STDERR_FILENO);
+  bench_tune_options(&to, o->trials, o->seed);
   int64_t t0 = unix_us();
   int rc = db_open(&db, uri);
   /* As mlc-tune does by default: one builder per core, timed runs one at a time. */
@@ -521,8 +511,7 @@ int main(int argc, char **argv) {
   parse_args(&o, argc, argv);
   settle_openmp(argv);
   signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};
-  sigaction(SIGINT, &sa, NULL); /* the first ^C ends tuning after its round; a second one kills */
+  bench_catch_sigint(); /* the first ^C ends tuning after its round; a second one kills */
   double t0 = bench_now();
   bench_print_machine();
   static bench_wl_problem_t p[NWL];
@@ -541,7 +530,7 @@ int main(int argc, char **argv) {
   int status = 0;
   for (int w = 0; w < NWL; w++) {
     if (!o.only[w]) continue;
-    if (stop_requested) snprintf(t[w].error, sizeof t[w].error, "not tuned: interrupted"), t[w].best = -1;
+    if (bench_stop_requested) snprintf(t[w].error, sizeof t[w].error, "not tuned: interrupted"), t[w].best = -1;
     else tune(&t[w], &o, &p[w], &target, db);
     if (t[w].error[0]) fprintf(stderr, "bench_workloads: %s: %s\n", p[w].c.name, t[w].error);
   }

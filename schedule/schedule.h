@@ -171,6 +171,22 @@ int sch_transform_layout(sch_t *sch, sch_rv_t block, int buffer_index, sch_buffe
                          const sch_index_map_t *index_map);
 
 /* Reduction */
+
+/* The reducers a reduction block is recognised by (TVM's common
+ * reducers), in this order: the update is `B[i] = op(B[i], rhs)` (either
+ * operand order) and the init `B[i] = identity` of op for B's dtype (0; 1;
+ * the largest value or +inf for min; the lowest or -inf for max). */
+typedef enum { SCH_REDUCER_SUM, SCH_REDUCER_PRODUCT, SCH_REDUCER_MIN, SCH_REDUCER_MAX } sch_reducer_kind_t;
+typedef struct {
+  sch_reducer_kind_t kind;
+  tir_expr_kind_t op;          /* TIR_ADD, TIR_MUL, TIR_MIN or TIR_MAX */
+  tir_stmt_t *init, *update;   /* the block's two BufferStores (borrowed) */
+  tir_expr_t *lhs, *rhs;       /* update value = op(lhs, rhs); lhs loads the stored element */
+} sch_reducer_t;
+/* True, filling *out (pointers into block), when block's init and body are
+ * one of the reducers; false otherwise (no error set). */
+bool sch_match_reducer(const tir_block_t *block, sch_reducer_t *out);
+
 int sch_decompose_reduction(sch_t *sch, sch_rv_t *out, sch_rv_t block, sch_rv_t loop);
 int sch_rfactor(sch_t *sch, sch_rv_t *out, sch_rv_t loop, int factor_axis);
 

@@ -169,6 +169,14 @@ int mlc_host_device_json(char *buf, size_t len) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
                         host.mcpu);
+  return mlc_device_json_dump(buf, len, o);
+}
+
+int mlc_device_json_dump(char *buf, size_t len, json_t *o) {
+  if (!buf || len == 0) {
+    json_decref(o);
+    return mlc_error_set(MLC_EINVAL, "device description: NULL argument");
+  }
   char *text = o ? mlc_json_dumps(o) : NULL;
   json_decref(o);
   if (!text) return mlc_error_set(MLC_ENOMEM, "device description: out of memory");

@@ -46,6 +46,11 @@ int mlc_device_key(char *buf, size_t len, const mlc_target_t *target);
  * (NUL-terminated); MLC_ERANGE when it does not fit, MLC_ENOMEM. */
 int mlc_host_device_json(char *buf, size_t len);
 
+/* A device's properties `o` (consumed; NULL stands for a failed json_pack)
+ * written into buf as compact JSON text (NUL-terminated); MLC_EINVAL for
+ * no buf, MLC_ENOMEM, MLC_ERANGE when it does not fit. */
+int mlc_device_json_dump(char *buf, size_t len, json_t *o);
+
 #ifdef __cplusplus
 }
 #endif

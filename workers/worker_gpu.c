@@ -132,14 +132,7 @@ int worker_gpu_props_json(char *buf, size_t len, const mlc_rt_gpu_props_t *p) {
                         "max_threads_per_block", (int)p->max_threads_per_block, "max_shared_memory_per_block",
                         (int)p->max_shared_memory_per_block, "registers_per_block", (int)p->registers_per_block,
                         "warp_size", (int)p->warp_size);
-  char *text = o ? mlc_json_dumps(o) : NULL;
-  json_decref(o);
-  if (!text) return mlc_error_set(MLC_ENOMEM, "device description: out of memory");
-  int st = MLC_OK;
-  if (strlen(text) >= len) st = mlc_error_set(MLC_ERANGE, "device description longer than %zu bytes", len - 1);
-  else snprintf(buf, len, "%s", text);
-  free(text);
-  return st;
+  return mlc_device_json_dump(buf, len, o);
 }
 
 /* Fills dev from a probe's answer: target (checked against the device, or

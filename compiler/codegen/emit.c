@@ -43,12 +43,17 @@ static int check_module(const mlc_module_t *m) {
   return MLC_OK;
 }
 
-/* Machine code for the module, generated from a clone (see the top). */
-static int machine_code(LLVMMemoryBufferRef *out, const mlc_module_t *m, LLVMCodeGenFileType kind) {
-  LLVMModuleRef clone = LLVMCloneModule(m->mod);
-  int rc = cg_emit_to_memory(out, m->tm, clone, kind);
+int cg_emit_clone_to_memory(LLVMMemoryBufferRef *out, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                            LLVMCodeGenFileType kind) {
+  LLVMModuleRef clone = LLVMCloneModule(mod);
+  int rc = cg_emit_to_memory(out, tm, clone, kind);
   LLVMDisposeModule(clone);
   return rc;
+}
+
+/* Machine code for the module, generated from a clone (see the top). */
+static int machine_code(LLVMMemoryBufferRef *out, const mlc_module_t *m, LLVMCodeGenFileType kind) {
+  return cg_emit_clone_to_memory(out, m->tm, m->mod, kind);
 }
 
 /* ------------------------------------------------------------------------ */

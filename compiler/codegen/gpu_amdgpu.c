@@ -161,9 +161,7 @@ static int link_hsaco(const char *obj, const char *out) {
 
 static int amdgpu_image(mlc_module_t *m, char **out, size_t *len) {
   LLVMMemoryBufferRef buf = NULL;
-  LLVMModuleRef clone = LLVMCloneModule(m->dev_mod);
-  int rc = cg_emit_to_memory(&buf, m->dev_tm, clone, LLVMObjectFile);
-  LLVMDisposeModule(clone);
+  int rc = cg_emit_clone_to_memory(&buf, m->dev_tm, m->dev_mod, LLVMObjectFile);
   if (rc != MLC_OK) return rc;
   char obj[4096], so[4096];
   rc = temp_path(obj, sizeof obj, ".o");

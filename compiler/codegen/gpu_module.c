@@ -146,9 +146,7 @@ char *cg_gpu_text(const mlc_module_t *m, mlc_emit_kind_t kind) {
   }
   if (m->gpu->dl_kind == kDLCUDA) return copy_text(m->image, strlen(m->image)); /* the image is PTX */
   LLVMMemoryBufferRef buf = NULL;
-  LLVMModuleRef clone = LLVMCloneModule(m->dev_mod);
-  int rc = cg_emit_to_memory(&buf, m->dev_tm, clone, LLVMAssemblyFile);
-  LLVMDisposeModule(clone);
+  int rc = cg_emit_clone_to_memory(&buf, m->dev_tm, m->dev_mod, LLVMAssemblyFile);
   if (rc != MLC_OK) return NULL;
   char *s = copy_text(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
   LLVMDisposeMemoryBuffer(buf);

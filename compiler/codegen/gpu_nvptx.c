@@ -221,9 +221,7 @@ static int nvptx_link(mlc_module_t *m) {
 
 static int nvptx_image(mlc_module_t *m, char **out, size_t *len) {
   LLVMMemoryBufferRef buf = NULL;
-  LLVMModuleRef clone = LLVMCloneModule(m->dev_mod);
-  int rc = cg_emit_to_memory(&buf, m->dev_tm, clone, LLVMAssemblyFile);
-  LLVMDisposeModule(clone);
+  int rc = cg_emit_clone_to_memory(&buf, m->dev_tm, m->dev_mod, LLVMAssemblyFile);
   if (rc != MLC_OK) return rc;
   size_t n = LLVMGetBufferSize(buf);
   *out = mlc_malloc(n + 1);

@@ -32,6 +32,9 @@ int cg_module_verify(LLVMModuleRef mod);
  * with LLVM's message. */
 int cg_emit_to_memory(LLVMMemoryBufferRef *out, LLVMTargetMachineRef tm, LLVMModuleRef mod,
                       LLVMCodeGenFileType kind);
+/* The same for a clone of mod, which is left as it was. */
+int cg_emit_clone_to_memory(LLVMMemoryBufferRef *out, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                            LLVMCodeGenFileType kind);
 
 /* The header entry of f: a comment listing the arguments (position, name,
  * dtype, shape, alignment) and the prototype

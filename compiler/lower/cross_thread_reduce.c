@@ -39,7 +39,6 @@
  */
 #include "compiler/lower/cross_thread_reduce.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,61 +61,18 @@ typedef struct {
   int rc;
 } ctr_t;
 
-typedef struct {
-  const char *name;              /* "sum", "max", "min" */
-  tir_expr_kind_t op;
-  tir_stmt_t *init, *update;
-  tir_expr_t *rhs;               /* update = op(stored element, rhs) */
-} reducer_t;
-
-static bool loads_stored(const tir_expr_t *e, const tir_stmt_t *store) {
-  if (e->kind != TIR_BUFFER_LOAD || e->u.load.buffer != store->u.store.buffer ||
-      e->u.load.nindices != store->u.store.nindices)
-    return false;
-  for (int i = 0; i < e->u.load.nindices; i++)
-    if (!tir_expr_equal(e->u.load.indices[i], store->u.store.indices[i])) return false;
-  return true;
+/* Sum, max or min of the stored element, with its identity as init (a
+ * product is not lowered; max and min over signed integers and floats). */
+static bool match_reducer(const tir_block_t *b, sch_reducer_t *r) {
+  if (!sch_match_reducer(b, r) || r->kind == SCH_REDUCER_PRODUCT) return false;
+  tir_dtype_t t = r->init->u.store.value->dtype;
+  return r->kind == SCH_REDUCER_SUM || t.code == TIR_CODE_INT || tir_dtype_is_float(t);
 }
 
-/* The largest finite value of a float dtype. */
-static double float_max(tir_dtype_t t) { return t.bits == 16 ? 65504.0 : t.bits == 64 ? 1.7976931348623157e308 : 3.4028234663852886e38; }
-
-static bool is_identity(tir_expr_kind_t op, const tir_expr_t *init) {
-  tir_dtype_t t = init->dtype;
-  int64_t v;
-  if (op == TIR_ADD) return tir_is_const_int(init, 0) || (init->kind == TIR_FLOAT_IMM && init->u.float_value == 0.0);
-  bool want_low = op == TIR_MAX;
-  if (init->kind == TIR_FLOAT_IMM) {
-    double x = init->u.float_value, big = float_max(t);
-    return want_low ? (x == -big || x == -INFINITY) : (x == big || x == INFINITY);
-  }
-  if (!tir_as_int(init, &v) || t.code != TIR_CODE_INT || t.bits > 64) return false;
-  int64_t max = t.bits == 64 ? INT64_MAX : (int64_t)((1ull << (t.bits - 1)) - 1);
-  return want_low ? v == -max - 1 : v == max;
-}
-
-/* Sum, max or min of the stored element, with its identity as init. */
-static bool match_reducer(const tir_block_t *b, reducer_t *r) {
-  static const struct { tir_expr_kind_t op; const char *name; } ops[] = {
-      {TIR_ADD, "sum"}, {TIR_MAX, "max"}, {TIR_MIN, "min"}};
-  tir_stmt_t *init = b->init, *upd = b->body;
-  if (!init || init->kind != TIR_BUFFER_STORE || upd->kind != TIR_BUFFER_STORE) return false;
-  if (init->u.store.buffer != upd->u.store.buffer || init->u.store.nindices != upd->u.store.nindices) return false;
-  for (int i = 0; i < init->u.store.nindices; i++)
-    if (!tir_expr_equal(init->u.store.indices[i], upd->u.store.indices[i])) return false;
-  tir_expr_t *v = upd->u.store.value;
-  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-    if (v->kind != ops[k].op) continue;
-    r->op = ops[k].op;
-    r->name = ops[k].name;
-    r->init = init;
-    r->update = upd;
-    if (loads_stored(v->u.bin.a, upd)) r->rhs = v->u.bin.b;
-    else if (loads_stored(v->u.bin.b, upd)) r->rhs = v->u.bin.a;
-    else return false;
-    return is_identity(r->op, init->u.store.value);
-  }
-  return false;
+/* The reducer's name in the cross-thread attribute. */
+static const char *reducer_name(sch_reducer_kind_t kind) {
+  static const char *const names[] = {"sum", "product", "min", "max"};
+  return names[kind];
 }
 
 static bool get_chain(tir_stmt_t *s, chain_t *c) {
@@ -151,7 +107,7 @@ typedef struct {
   int first_red;      /* index of the first reduction loop in the chain */
   int thread;         /* index of the threadIdx loop */
   int64_t nthreads;
-  reducer_t red;
+  sch_reducer_t red;
 } plan_t;
 
 static int refuse(ctr_t *c, const tir_stmt_t *loop, const char *why) {
@@ -284,7 +240,7 @@ static tir_stmt_t *phase2(mlc_arena_t *a, const chain_t *ch, const plan_t *p, ti
   tir_stmt_t *fold = tir_for(a, t, zero(a), tir_i32(a, p->nthreads), TIR_FOR_SERIAL,
                              store0(a, out, tir_binary(a, p->red.op, load0(a, out), tir_load(a, red_buf, &tv, 1))));
   tir_stmt_t *serial[2] = {store0(a, out, init), fold};
-  tir_stmt_t *attr = tir_attr_stmt(a, red_buf->data, MLC_CROSS_THREAD_ATTR, tir_string(a, p->red.name),
+  tir_stmt_t *attr = tir_attr_stmt(a, red_buf->data, MLC_CROSS_THREAD_ATTR, tir_string(a, reducer_name(p->red.kind)),
                                    tir_seq(a, serial, 2));
   const tir_stmt_t *upd = p->red.update;
   int n = upd->u.store.nindices;

@@ -308,14 +308,6 @@ int sch_decompose_reduction(sch_t *sch, sch_rv_t *out, sch_rv_t block_rv, sch_rv
 /* Reducers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { RED_SUM, RED_PRODUCT, RED_MIN, RED_MAX } reducer_t;
-
-typedef struct {
-  reducer_t kind;
-  tir_stmt_t *init, *update;  /* the two BufferStores */
-  tir_expr_t *lhs, *rhs;      /* update value = reducer(lhs, rhs); lhs loads the stored element */
-} reduction_t;
-
 /* True when e loads exactly the element `store` writes. */
 static bool loads_stored(const tir_expr_t *e, const tir_stmt_t *store) {
   if (e->kind != TIR_BUFFER_LOAD || e->u.load.buffer != store->u.store.buffer) return false;
@@ -331,33 +323,34 @@ static bool float_is(const tir_expr_t *e, double v) {
 
 /* Whether `init` is the identity of the reducer for its dtype: 0, 1, the
  * largest value (or +inf) for min, the lowest (or -inf) for max. */
-static bool is_identity(reducer_t kind, const tir_expr_t *init) {
+static bool is_identity(sch_reducer_kind_t kind, const tir_expr_t *init) {
   tir_dtype_t t = init->dtype;
   int64_t iv;
-  if (kind == RED_SUM) return tir_is_const_int(init, 0) || float_is(init, 0.0);
-  if (kind == RED_PRODUCT) return tir_is_const_int(init, 1) || float_is(init, 1.0);
+  if (kind == SCH_REDUCER_SUM) return tir_is_const_int(init, 0) || float_is(init, 0.0);
+  if (kind == SCH_REDUCER_PRODUCT) return tir_is_const_int(init, 1) || float_is(init, 1.0);
   if (tir_dtype_is_float(t)) {
     double big = t.bits == 16 && t.code == TIR_CODE_FLOAT ? 65504.0
                  : t.bits == 64                           ? 1.7976931348623157e308
                                                           : 3.4028234663852886e38;
     if (t.code == TIR_CODE_BFLOAT) big = 3.3895313892515355e38;
-    double want = kind == RED_MIN ? big : -big;
-    return float_is(init, want) || float_is(init, kind == RED_MIN ? INFINITY : -INFINITY);
+    double want = kind == SCH_REDUCER_MIN ? big : -big;
+    return float_is(init, want) || float_is(init, kind == SCH_REDUCER_MIN ? INFINITY : -INFINITY);
   }
   if (!tir_as_int(init, &iv)) return false;
   int bits = t.bits;
   if (tir_dtype_is_uint(t)) {
     uint64_t max = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
-    return kind == RED_MIN ? (uint64_t)iv == max : iv == 0;
+    return kind == SCH_REDUCER_MIN ? (uint64_t)iv == max : iv == 0;
   }
   int64_t max = bits >= 64 ? INT64_MAX : (int64_t)((1ull << (bits - 1)) - 1);
-  return kind == RED_MIN ? iv == max : iv == -max - 1;
+  return kind == SCH_REDUCER_MIN ? iv == max : iv == -max - 1;
 }
 
 /* Matches the block's init and update against the known reducers. */
-static bool match_reduction(const tir_block_t *b, reduction_t *r) {
-  static const struct { tir_expr_kind_t op; reducer_t kind; } table[] = {
-      {TIR_ADD, RED_SUM}, {TIR_MUL, RED_PRODUCT}, {TIR_MIN, RED_MIN}, {TIR_MAX, RED_MAX}};
+bool sch_match_reducer(const tir_block_t *b, sch_reducer_t *r) {
+  static const struct { tir_expr_kind_t op; sch_reducer_kind_t kind; } table[] = {
+      {TIR_ADD, SCH_REDUCER_SUM}, {TIR_MUL, SCH_REDUCER_PRODUCT},
+      {TIR_MIN, SCH_REDUCER_MIN}, {TIR_MAX, SCH_REDUCER_MAX}};
   tir_stmt_t *init = b->init, *upd = b->body;
   if (!init || init->kind != TIR_BUFFER_STORE || upd->kind != TIR_BUFFER_STORE) return false;
   if (init->u.store.buffer != upd->u.store.buffer || init->u.store.nindices != upd->u.store.nindices) return false;
@@ -367,6 +360,7 @@ static bool match_reduction(const tir_block_t *b, reduction_t *r) {
   for (size_t k = 0; k < sizeof(table) / sizeof(table[0]); k++) {
     if (v->kind != table[k].op) continue;
     r->kind = table[k].kind;
+    r->op = table[k].op;
     r->init = init;
     r->update = upd;
     if (loads_stored(v->u.bin.a, upd)) {
@@ -383,7 +377,7 @@ static bool match_reduction(const tir_block_t *b, reduction_t *r) {
   return false;
 }
 
-static tir_expr_t *combine(mlc_arena_t *a, reducer_t kind, tir_expr_t *x, tir_expr_t *y) {
+static tir_expr_t *combine(mlc_arena_t *a, sch_reducer_kind_t kind, tir_expr_t *x, tir_expr_t *y) {
   static const tir_expr_kind_t ops[] = {TIR_ADD, TIR_MUL, TIR_MIN, TIR_MAX};
   return tir_binary(a, ops[kind], x, y);
 }
@@ -403,7 +397,7 @@ typedef struct {
   int nloops;
   bool data_par[SCH_MAX_DEPTH];  /* loop feeds a spatial binding */
   bool reduce[SCH_MAX_DEPTH];    /* loop feeds a reduction binding */
-  reduction_t red;
+  sch_reducer_t red;
   int factor_axis;
 } rfactor_t;
 
@@ -472,7 +466,7 @@ static int rf_check(sch_t *sch, rfactor_t *rf, sch_rv_t loop_rv, int factor_axis
   rf_classify_loops(rf);
   rc = rf_check_loops(sch, rf);
   if (rc != MLC_OK) return rc;
-  if (!match_reduction(rf->block, &rf->red))
+  if (!sch_match_reducer(rf->block, &rf->red))
     return sch_fail_at(sch, RF, rf->realize,
                        "block %s is not a reduction rfactor knows (sum, product, min or max of the stored "
                        "element, with the reducer's identity as init)",

@@ -63,6 +63,14 @@ int ms_sample_weighted(mlc_rng_t *rng, const double *w, int n);
 /* A uniformly random permutation of 0..n-1 into perm. */
 void ms_shuffle(mlc_rng_t *rng, int *perm, int n);
 
+/* The mutation of MutateUnroll and MutateThreadBinding: one of the n
+ * SampleCategorical instructions samplers[] of t (picked uniformly) gets a
+ * new decision among its other candidates, drawn by their probabilities;
+ * *out is t's first len instructions with it (owned). MLC_ENOTFOUND with
+ * "<name>: <none_why>" when n is 0; MLC_ENOMEM. */
+int ms_mutate_categorical(sch_trace_t **out, const sch_trace_t *t, int len, const int *samplers, int n,
+                          mlc_rng_t *rng, const char *name, const char *none_why);
+
 /* ------------------------------------------------------------------------ */
 /* A set of 64-bit hashes (open addressing; the value 0 is kept aside)      */
 /* ------------------------------------------------------------------------ */

@@ -50,21 +50,6 @@ static bool changeable(const sch_trace_t *t, int s) {
   return false;
 }
 
-/* A new decision for sampler s among the others, by probability. */
-static int64_t redraw(const sch_trace_t *t, int s, mlc_rng_t *rng) {
-  const sch_arg_t *probs = &t->insts[s].attrs[1];
-  int n = probs->u.list.n;
-  double *w = mlc_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-  if (!w) return -1;
-  for (int k = 0; k < n; k++) {
-    const sch_arg_t *p = &probs->u.list.items[k];
-    w[k] = (k == t->decisions[s].u.i || p->kind != SCH_ARG_FLOAT) ? 0 : p->u.f;
-  }
-  int64_t pick = ms_sample_weighted(rng, w, n);
-  mlc_free(w);
-  return pick;
-}
-
 static int apply(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_t *t, mlc_rng_t *rng,
                  sch_trace_t **out) {
   (void)self;
@@ -76,17 +61,7 @@ static int apply(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_
   int n = 0;
   for (int i = 0; i < len; i++)
     if (changeable(t, i) && feeds_thread_split(t, i, len)) samplers[n++] = i;
-  int rc;
-  if (n == 0) {
-    rc = mlc_error_set(MLC_ENOTFOUND, "MutateThreadBinding: no thread count to change");
-  } else {
-    int s = samplers[mlc_rng_below(rng, (uint64_t)n)];
-    int64_t d = redraw(t, s, rng);
-    sch_arg_t decision = sch_arg_int(d);
-    sch_trace_t design = ms_trace_prefix_view(t, len);
-    rc = d < 0 ? mlc_error_set(MLC_ENOMEM, "MutateThreadBinding: out of memory")
-               : sch_trace_with_decision(out, &design, s, &decision);
-  }
+  int rc = ms_mutate_categorical(out, t, len, samplers, n, rng, "MutateThreadBinding", "no thread count to change");
   mlc_free(samplers);
   return rc;
 }

@@ -29,24 +29,6 @@ static int unroll_sampler(const sch_trace_t *t, int i) {
   return -1;
 }
 
-/* A new decision for sampler s: drawn by the probabilities of the other
- * candidates. */
-static int64_t redraw(const sch_trace_t *t, int s, mlc_rng_t *rng) {
-  const sch_arg_t *probs = &t->insts[s].attrs[1];
-  int n = probs->u.list.n;
-  int64_t old = t->decisions[s].u.i;
-  double w[64];
-  double *weights = n <= 64 ? w : mlc_malloc(sizeof(double) * (size_t)n);
-  if (!weights) return -1;
-  for (int k = 0; k < n; k++) {
-    const sch_arg_t *p = &probs->u.list.items[k];
-    weights[k] = (k == old || p->kind != SCH_ARG_FLOAT) ? 0 : p->u.f;
-  }
-  int64_t pick = ms_sample_weighted(rng, weights, n);
-  if (weights != w) mlc_free(weights);
-  return pick;
-}
-
 static int apply(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_t *t, mlc_rng_t *rng,
                  sch_trace_t **out) {
   *out = NULL;
@@ -58,17 +40,7 @@ static int apply(const ms_mutator_t *self, const ms_ctx_t *ctx, const sch_trace_
     int s = unroll_sampler(t, i);
     if (s >= 0) samplers[n++] = s;
   }
-  int rc;
-  if (n == 0) {
-    rc = mlc_error_set(MLC_ENOTFOUND, "MutateUnroll: no unroll choice to change");
-  } else {
-    int s = samplers[mlc_rng_below(rng, (uint64_t)n)];
-    int64_t d = redraw(t, s, rng);
-    sch_arg_t decision = sch_arg_int(d);
-    sch_trace_t design = ms_trace_prefix_view(t, len);
-    rc = d < 0 ? mlc_error_set(MLC_ENOMEM, "MutateUnroll: out of memory")
-               : sch_trace_with_decision(out, &design, s, &decision);
-  }
+  int rc = ms_mutate_categorical(out, t, len, samplers, n, rng, "MutateUnroll", "no unroll choice to change");
   mlc_free(samplers);
   return rc;
 }

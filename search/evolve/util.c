@@ -73,6 +73,33 @@ int ms_sample_weighted(mlc_rng_t *rng, const double *w, int n) {
   return last; /* rounding at the very top */
 }
 
+/* A new decision for SampleCategorical s among the others, by probability;
+ * -1 when out of memory. */
+static int64_t redraw_categorical(const sch_trace_t *t, int s, mlc_rng_t *rng) {
+  const sch_arg_t *probs = &t->insts[s].attrs[1];
+  int n = probs->u.list.n;
+  double *w = mlc_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  if (!w) return -1;
+  for (int k = 0; k < n; k++) {
+    const sch_arg_t *p = &probs->u.list.items[k];
+    w[k] = (k == t->decisions[s].u.i || p->kind != SCH_ARG_FLOAT) ? 0 : p->u.f;
+  }
+  int64_t pick = ms_sample_weighted(rng, w, n);
+  mlc_free(w);
+  return pick;
+}
+
+int ms_mutate_categorical(sch_trace_t **out, const sch_trace_t *t, int len, const int *samplers, int n,
+                          mlc_rng_t *rng, const char *name, const char *none_why) {
+  if (n == 0) return mlc_error_set(MLC_ENOTFOUND, "%s: %s", name, none_why);
+  int s = samplers[mlc_rng_below(rng, (uint64_t)n)];
+  int64_t d = redraw_categorical(t, s, rng);
+  if (d < 0) return mlc_error_set(MLC_ENOMEM, "%s: out of memory", name);
+  sch_arg_t decision = sch_arg_int(d);
+  sch_trace_t design = ms_trace_prefix_view(t, len);
+  return sch_trace_with_decision(out, &design, s, &decision);
+}
+
 /* Fisher-Yates from the back. */
 void ms_shuffle(mlc_rng_t *rng, int *perm, int n) {
   for (int i = 0; i < n; i++) perm[i] = i;

@@ -1,8 +1,9 @@
 /*
  * gpu_test_helpers.h - shared by the GPU code generation tests
  * (test_codegen_gpu*.c): building for a GPU target, assembling PTX with
- * ptxas (skipped, with a note, where it is not installed), and checking a
- * lowered program against the scheduled one in the interpreter.
+ * ptxas (skipped, with a note, where it is not installed), applying a
+ * Python trace, and checking a lowered program against the scheduled one in
+ * the interpreter.
  */
 #ifndef MLC_TESTS_GPU_TEST_HELPERS_H
 #define MLC_TESTS_GPU_TEST_HELPERS_H
@@ -52,6 +53,42 @@ static MLC_UNUSED mlc_module_t *build_for(tir_func_t *f, const char *target_str)
     fprintf(stderr, "build of %s for %s: %s\n", f->name, target_str, mlc_error_last());
     fail();
   }
+  return m;
+}
+
+/* Applies the Python trace py to sch; a refused step prints the
+ * schedule's error and fails the test. */
+static MLC_UNUSED void apply_py(sch_t *sch, const char *py) {
+  sch_trace_t *t = NULL;
+  assert_int_equal(sch_trace_from_python(&t, py, strlen(py), "trace.py"), MLC_OK);
+  if (sch_trace_apply(sch, t, true) != MLC_OK) {
+    fprintf(stderr, "trace: %s\n", sch_error(sch));
+    fail();
+  }
+  sch_trace_free(t);
+}
+
+/* A schedule of f (the caller's, freed after the schedule) made by py. */
+static MLC_UNUSED sch_t *schedule_py(tir_func_t *f, const char *py) {
+  sch_t *sch = NULL;
+  assert_int_equal(sch_create(&sch, f, 1, SCH_ERRORS_RICH), MLC_OK);
+  apply_py(sch, py);
+  return sch;
+}
+
+/* f built for an AMDGPU target; NULL, with a note printed, where no ld.lld
+ * links the code object here (any other failure fails the test). */
+static MLC_UNUSED mlc_module_t *build_rocm_or_skip(tir_func_t *f, const char *target_str) {
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
+  mlc_module_t *m = NULL;
+  int rc = mlc_build(&m, &f, 1, &t, NULL);
+  if (rc == MLC_EUNSUPPORTED && strstr(mlc_error_last(), "ld.lld")) {
+    printf("note: skipped: %s\n", mlc_error_last());
+    return NULL;
+  }
+  if (rc != MLC_OK) fprintf(stderr, "build for %s: %s\n", target_str, mlc_error_last());
+  assert_int_equal(rc, MLC_OK);
   return m;
 }
 

@@ -22,29 +22,7 @@
 #include <cmocka.h>
 
 #include "gpu_test_helpers.h"
-
-typedef struct {
-  const char *name;
-  int nshape;
-  int64_t shape[12];
-} small_workload_t;
-
-static const small_workload_t workloads[] = {
-    {"GMM", 3, {32, 48, 16}},
-    {"BMM", 4, {2, 16, 16, 8}},
-    {"GMV", 2, {32, 16}},
-    {"C1D", 7, {1, 16, 8, 8, 3, 2, 1}},
-    {"C2D", 9, {1, 6, 6, 4, 8, 3, 3, 1, 1}},
-    {"C3D", 11, {1, 3, 4, 4, 4, 4, 3, 3, 3, 1, 1}},
-    {"DEP", 8, {1, 8, 8, 4, 3, 3, 1, 1}},
-    {"DIL", 10, {1, 8, 8, 4, 4, 3, 3, 1, 2, 2}},
-    {"GRP", 10, {1, 8, 8, 8, 8, 3, 3, 2, 1, 4}},
-    {"T2D", 9, {1, 4, 4, 4, 4, 4, 4, 2, 1}},
-    {"NRM", 3, {1, 16, 16}},
-    {"SFM", 2, {16, 32}},
-    {"LN", 2, {8, 32}},
-    {"D+B+R", 3, {8, 16, 12}},
-};
+#include "small_workloads.h"
 
 static sch_t *gpu_default(tir_func_t *f, const char *target_str) {
   mlc_target_t t;
@@ -108,16 +86,7 @@ static const char *tiled_gmm =
 static sch_t *tiled(tir_func_t **f, const char *trace_src) {
   int64_t shape[3] = {64, 64, 32};
   assert_int_equal(tir_workload_build(f, "GMM", shape, 3, tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, trace_src, strlen(trace_src), "tiled.py"), MLC_OK);
-  sch_t *sch = NULL;
-  assert_int_equal(sch_create(&sch, *f, 1, SCH_ERRORS_RICH), MLC_OK);
-  if (sch_trace_apply(sch, t, true) != MLC_OK) {
-    fprintf(stderr, "trace: %s\n", sch_error(sch));
-    fail();
-  }
-  sch_trace_free(t);
-  return sch;
+  return schedule_py(*f, trace_src);
 }
 
 static void test_tiled_gmm_with_shared_tiles_gets_barriers_and_assembles(void **state) {
@@ -135,16 +104,8 @@ static void test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers(void **stat
   (void)state;
   tir_func_t *f = NULL;
   sch_t *sch = tiled(&f, tiled_gmm);
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, "rocm -mcpu=gfx90a"), MLC_OK);
-  mlc_module_t *m = NULL;
-  tir_func_t *sf = sch_func(sch);
-  int rc = mlc_build(&m, &sf, 1, &t, NULL);
-  if (rc == MLC_EUNSUPPORTED && strstr(mlc_error_last(), "ld.lld")) {
-    printf("note: skipped: %s\n", mlc_error_last());
-  } else {
-    if (rc != MLC_OK) fprintf(stderr, "build for gfx90a: %s\n", mlc_error_last());
-    assert_int_equal(rc, MLC_OK);
+  mlc_module_t *m = build_rocm_or_skip(sch_func(sch), "rocm -mcpu=gfx90a");
+  if (m) {
     char path[] = "/tmp/mlc-gpu-test-XXXXXX.hsaco", cmd[2048];
     int fd = mkstemps(path, 6);
     assert_true(fd >= 0);
@@ -193,13 +154,7 @@ static sch_t *vector_add(tir_func_t **f, const char *dt, int align, int lanes) {
            "sch.vectorize(loop=l4)\n",
            lanes);
   assert_int_equal(tir_parse_func(f, src, strlen(src), "ewadd.py", NULL), MLC_OK);
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, py, strlen(py), "vec.py"), MLC_OK);
-  sch_t *sch = NULL;
-  assert_int_equal(sch_create(&sch, *f, 1, SCH_ERRORS_RICH), MLC_OK);
-  assert_int_equal(sch_trace_apply(sch, t, true), MLC_OK);
-  sch_trace_free(t);
-  return sch;
+  return schedule_py(*f, py);
 }
 
 /* 16-byte accesses at provably aligned addresses (declared buffer

@@ -58,16 +58,8 @@ static sch_t *one_row_per_block(tir_func_t *f, const char *const *blocks, int nb
                   "sch.bind(loop=l%d_0, thread_axis=\"blockIdx.x\")\n"
                   "sch.bind(loop=l%d_3, thread_axis=\"%s\")\n",
                   i, blocks[i], i, i, i, i, i, i, nthreads, i, i, thread_tag);
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, mlc_sb_str(&py), py.len, "rows.py"), MLC_OK);
+  sch_t *sch = schedule_py(f, mlc_sb_str(&py));
   mlc_sb_free(&py);
-  sch_t *sch = NULL;
-  assert_int_equal(sch_create(&sch, f, 1, SCH_ERRORS_RICH), MLC_OK);
-  if (sch_trace_apply(sch, t, true) != MLC_OK) {
-    fprintf(stderr, "trace: %s\n", sch_error(sch));
-    fail();
-  }
-  sch_trace_free(t);
   return sch;
 }
 
@@ -152,13 +144,7 @@ static void test_softmax_max_fused_into_its_consumer_through_shared_memory(void 
   tir_func_t *f = NULL;
   assert_int_equal(tir_workload_build(&f, "SFM", shape, 2, tir_dt_FLOAT32(), (tir_dtype_t){0, 0, 0}), MLC_OK);
   sch_t *sch = one_row_per_block(f, rest, 2, 64, "threadIdx.x");
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, sfm_fused, strlen(sfm_fused), "fused.py"), MLC_OK);
-  if (sch_trace_apply(sch, t, true) != MLC_OK) {
-    fprintf(stderr, "trace: %s\n", sch_error(sch));
-    fail();
-  }
-  sch_trace_free(t);
+  apply_py(sch, sfm_fused);
   check_cuda(sch_func(sch), 64, 1e-5);
   assert_true(check_ptx(sch_func(sch)) >= 1); /* the max in shared memory, then its readers */
   sch_free(sch);
@@ -170,16 +156,8 @@ static void test_row_sum_for_gfx90a_uses_ds_bpermute(void **state) {
   static const char *const blocks[] = {"B"};
   tir_func_t *f = row_reduce("float32", "T.float32(0)", "B[vi] + A[vi, vk]");
   sch_t *sch = one_row_per_block(f, blocks, 1, 256, "threadIdx.x"); /* 4 wavefronts of 64 */
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, "rocm -mcpu=gfx90a"), MLC_OK);
-  mlc_module_t *m = NULL;
-  tir_func_t *sf = sch_func(sch);
-  int rc = mlc_build(&m, &sf, 1, &t, NULL);
-  if (rc == MLC_EUNSUPPORTED && strstr(mlc_error_last(), "ld.lld")) {
-    printf("note: skipped: %s\n", mlc_error_last());
-  } else {
-    if (rc != MLC_OK) fprintf(stderr, "build for gfx90a: %s\n", mlc_error_last());
-    assert_int_equal(rc, MLC_OK);
+  mlc_module_t *m = build_rocm_or_skip(sch_func(sch), "rocm -mcpu=gfx90a");
+  if (m) {
     char *text = mlc_module_text(m, MLC_EMIT_ASM);
     assert_non_null(text);
     assert_true(count(text, "ds_bpermute_b32") >= 6); /* log2(64) steps, then the warps' slots */

@@ -24,6 +24,28 @@
 
 #include "gpu_test_helpers.h"
 
+/* The trace steps both tensor-core schedules share: blocks and warps bound,
+ * the accumulator and the fragments of A and B cached, A and B staged in
+ * shared memory, the reduction's init split off. */
+#define TC_STAGING \
+    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n" \
+    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n" \
+    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n" \
+    "sch.bind(loop=l13, thread_axis=\"threadIdx.y\")\n" \
+    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"wmma.accumulator\")\n" \
+    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n" \
+    "b17 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"wmma.matrix_a\", consumer_blocks=[b0])\n" \
+    "sch.compute_at(block=b17, loop=l10, preserve_unit_loops=True, index=-1)\n" \
+    "b18 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"wmma.matrix_b\", consumer_blocks=[b0])\n" \
+    "sch.compute_at(block=b18, loop=l10, preserve_unit_loops=True, index=-1)\n" \
+    "b15 = sch.cache_read(block=b17, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b17])\n" \
+    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n" \
+    "b16 = sch.cache_read(block=b18, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b18])\n" \
+    "sch.compute_at(block=b16, loop=l10, preserve_unit_loops=True, index=-1)\n" \
+    "b19 = sch.decompose_reduction(block=b0, loop=l10)\n" \
+    "l20, l21, l22, l23, l24 = sch.get_loops(block=b15)\n" \
+    "l25 = sch.fuse(l23, l24, preserve_unit_iters=True)\n"
+
 /* GMM M x N x K (float16 -> float32): blocks of wm x wn warps, one 16x16
  * tile per warp, k in steps of 16 through shared tiles of A ((wm*16) x 16)
  * and B (16 x (wn*16)) fetched by all the block's threads. `lane_ext` is
@@ -35,23 +57,7 @@ static const char *tc_trace_fmt =
     "l7, l8, l9 = sch.split(loop=l2, factors=[None, %d, 16], preserve_unit_iters=True, disable_predication=False)\n"
     "l10, l11 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
     "sch.reorder(l4, l7, l5, l8, l10, l6, l9, l11)\n"
-    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n"
-    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l13, thread_axis=\"threadIdx.y\")\n"
-    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"wmma.accumulator\")\n"
-    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n"
-    "b17 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"wmma.matrix_a\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b17, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b18 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"wmma.matrix_b\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b18, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b15 = sch.cache_read(block=b17, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b17])\n"
-    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b16 = sch.cache_read(block=b18, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b18])\n"
-    "sch.compute_at(block=b16, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b19 = sch.decompose_reduction(block=b0, loop=l10)\n"
-    "l20, l21, l22, l23, l24 = sch.get_loops(block=b15)\n"
-    "l25 = sch.fuse(l23, l24, preserve_unit_iters=True)\n"
+    TC_STAGING
     "l26, l27, l28 = sch.split(loop=l25, factors=[None, %d, %d], preserve_unit_iters=True, disable_predication=False)\n"
     "sch.bind(loop=l27, thread_axis=\"threadIdx.y\")\n"
     "sch.bind(loop=l28, thread_axis=\"threadIdx.x\")\n"
@@ -80,23 +86,7 @@ static const char *tc_multi_tile_trace =
     "l7, l8, l9, l9b = sch.split(loop=l2, factors=[None, 1, 2, 16], preserve_unit_iters=True, disable_predication=False)\n"
     "l10, l11 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
     "sch.reorder(l4, l7, l5, l8, l10, l6, l9, l6b, l9b, l11)\n"
-    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n"
-    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l13, thread_axis=\"threadIdx.y\")\n"
-    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"wmma.accumulator\")\n"
-    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n"
-    "b17 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"wmma.matrix_a\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b17, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b18 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"wmma.matrix_b\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b18, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b15 = sch.cache_read(block=b17, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b17])\n"
-    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b16 = sch.cache_read(block=b18, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b18])\n"
-    "sch.compute_at(block=b16, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b19 = sch.decompose_reduction(block=b0, loop=l10)\n"
-    "l20, l21, l22, l23, l24 = sch.get_loops(block=b15)\n"
-    "l25 = sch.fuse(l23, l24, preserve_unit_iters=True)\n"
+    TC_STAGING
     "l26, l27, l28 = sch.split(loop=l25, factors=[None, 2, 32], preserve_unit_iters=True, disable_predication=False)\n"
     "sch.bind(loop=l27, thread_axis=\"threadIdx.y\")\n"
     "sch.bind(loop=l28, thread_axis=\"threadIdx.x\")\n"
@@ -130,16 +120,7 @@ typedef struct {
 /* The GMM (*f, owned by the caller) scheduled by the trace py. */
 static sch_t *gmm_scheduled(tir_func_t **f, const int64_t *shape, const char *py) {
   assert_int_equal(tir_workload_build(f, "GMM", shape, 3, tir_dt_FLOAT16(), tir_dt_FLOAT32()), MLC_OK);
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, py, strlen(py), "tc.py"), MLC_OK);
-  sch_t *sch = NULL;
-  assert_int_equal(sch_create(&sch, *f, 1, SCH_ERRORS_RICH), MLC_OK);
-  if (sch_trace_apply(sch, t, true) != MLC_OK) {
-    fprintf(stderr, "trace: %s\n", sch_error(sch));
-    fail();
-  }
-  sch_trace_free(t);
-  return sch;
+  return schedule_py(*f, py);
 }
 
 /* The GMM and its tensorized schedule, one tile per warp. */

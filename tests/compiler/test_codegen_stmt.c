@@ -13,11 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <llvm-c/Core.h>
-
-#include "compiler/codegen/codegen_internal.h"
+#include "raw_ir_helpers.h"
 #include "runtime/runtime.h"
-#include "test_codegen_helpers.h"
 
 static void test_matmul_reduction_with_serial_loops_matches_interpreter(void **state) {
   (void)state;
@@ -231,21 +228,11 @@ static void test_unroll_leftover_and_int64_loops(void **state) {
                     "        B[i + T.int64(3)] = B[i] - T.float32(1)\n";
   cgt_bind_t binds[] = {{"n", 21}};
   cgt_check_against_interp(src, binds, 1, 0);
-  tir_func_t *f = NULL;
-  tir_parse_error_t perr;
-  assert_int_equal(tir_parse_func(&f, src, strlen(src), "<test>", &perr), MLC_OK);
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, CGT_TARGET), MLC_OK);
-  mlc_module_t *m = mlc_calloc(1, sizeof(*m));
-  assert_int_equal(cg_module_init(m, &t), MLC_OK);
-  assert_int_equal(cg_llvm_add_func(m, f), MLC_OK);
-  char *ir = LLVMPrintModuleToString(m->mod);
+  char *ir = raw_ir(src);
   assert_non_null(strstr(ir, "!\"llvm.loop.unroll.enable\""));
   assert_non_null(strstr(ir, "!\"llvm.loop.unroll.full\""));
   assert_non_null(strstr(ir, "phi i64"));
   LLVMDisposeMessage(ir);
-  mlc_module_free(m);
-  tir_func_free(f);
 }
 
 static void test_call_extern_calls_a_c_function(void **state) {

@@ -14,31 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <llvm-c/Core.h>
-
-#include "compiler/codegen/codegen_internal.h"
-#include "test_codegen_helpers.h"
-
-/* The unoptimised IR of the lowered function in src (LLVMDisposeMessage). */
-static char *raw_ir_for(const char *src, const char *target) {
-  tir_func_t *f = NULL;
-  tir_parse_error_t perr;
-  assert_int_equal(tir_parse_func(&f, src, strlen(src), "<test>", &perr), MLC_OK);
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, target), MLC_OK);
-  mlc_module_t *m = mlc_calloc(1, sizeof(*m));
-  assert_int_equal(cg_module_init(m, &t), MLC_OK);
-  if (cg_llvm_add_func(m, f) != MLC_OK) {
-    fprintf(stderr, "codegen: %s\n", mlc_error_last());
-    fail();
-  }
-  char *ir = LLVMPrintModuleToString(m->mod);
-  mlc_module_free(m);
-  tir_func_free(f);
-  return ir;
-}
-
-static char *raw_ir(const char *src) { return raw_ir_for(src, CGT_TARGET); }
+#include "raw_ir_helpers.h"
 
 static void test_contiguous_ramps_of_every_dtype_match_interpreter(void **state) {
   (void)state;

@@ -45,10 +45,6 @@
   } while (0)
 #define CHECK_ERROR(call, text) CHECK((call) != 0 && strstr(mlc_last_error(), (text)))
 
-static char fake_path[1024];
-static char fake_why[256];
-static bool have_fake;
-
 /* Runs fn in a child with MLC_CUDA_DRIVER=cuda_driver (unset when NULL) and
  * MLC_HIP_RUNTIME=hip_runtime; asserts it exited 0. */
 static void in_child(int (*fn)(void), const char *cuda_driver, const char *hip_runtime) {
@@ -56,10 +52,7 @@ static void in_child(int (*fn)(void), const char *cuda_driver, const char *hip_r
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    if (cuda_driver) setenv("MLC_CUDA_DRIVER", cuda_driver, 1);
-    else unsetenv("MLC_CUDA_DRIVER");
-    if (hip_runtime) setenv("MLC_HIP_RUNTIME", hip_runtime, 1);
-    else unsetenv("MLC_HIP_RUNTIME");
+    use_driver(cuda_driver, hip_runtime);
     int rc = fn();
     fflush(NULL);
     exit(rc); /* exit, not _exit: the leak checker runs */
@@ -143,14 +136,6 @@ static void test_default_driver_names_in_message(void **state) { in_child(defaul
 /* ------------------------------------------------------------------------ */
 /* The fake driver                                                           */
 /* ------------------------------------------------------------------------ */
-
-#define SKIP_WITHOUT_FAKE()                                  \
-  do {                                                       \
-    if (!have_fake) {                                        \
-      printf("# skipped: %s\n", fake_why);                   \
-      skip();                                                \
-    }                                                        \
-  } while (0)
 
 /* The fake's counter `name` (the runtime opened the same file). */
 static int counter(const char *name) {
@@ -388,16 +373,6 @@ static int real_gpu_child(void) {
 
 static void test_real_gpu_round_trip(void **state) { in_child(real_gpu_child, NULL, NULL); }
 
-static int setup(void **state) {
-  have_fake = fake_cuda_build(fake_path, sizeof fake_path, fake_why, sizeof fake_why);
-  return 0;
-}
-
-static int teardown(void **state) {
-  if (have_fake) fake_cuda_remove(fake_path);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_driver_every_call_fails_cleanly),
@@ -409,5 +384,5 @@ int main(void) {
       cmocka_unit_test(test_fake_forked_child_refused),
       cmocka_unit_test(test_real_gpu_round_trip),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, fake_cuda_setup, fake_cuda_teardown);
 }

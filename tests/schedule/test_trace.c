@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "sched_testing.h"
+#include "tests/lib/check_ok.h"
 
 #define HEADER "# from tvm.script import tir as T\n\n@T.prim_func\n"
 
@@ -53,13 +54,6 @@ static const char *EW2 =
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
-
-#define OK(call)                                                            \
-  do {                                                                      \
-    int rc_ = (call);                                                       \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #call, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                          \
-  } while (0)
 
 static sch_t *schedule_seeded(const char *src, uint64_t seed) {
   tir_func_t *f = st_parse(src);

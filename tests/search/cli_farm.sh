@@ -25,24 +25,7 @@ cleanup() {
 trap cleanup EXIT
 unset MLC_DB
 
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-has() { grep -qF -- "$2" "$1" || { fail "expected '$2' in $1:"; sed 's/^/  | /' "$1" | head -20 >&2; }; }
-
-# expect WANT_RC PROGRAM ARGS...: output in $TMP/out and $TMP/err.
-expect() {
-  local want=$1
-  shift
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    fail "$(basename "$1") ${*:2} exited $rc, expected $want"
-    sed 's/^/  stdout: /' "$TMP/out" | head -20 >&2
-    sed 's/^/  stderr: /' "$TMP/err" | head -20 >&2
-    return 1
-  fi
-  return 0
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cli.sh"
 
 EP="ipc://$TMP/broker"
 "$BUILD/mlc-tir" workload GMM --shape 16,16,16 >"$TMP/gmm.py" || fail "mlc-tir workload"

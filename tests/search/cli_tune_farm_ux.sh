@@ -20,10 +20,7 @@ trap cleanup EXIT
 unset MLC_DB MLC_FARM
 export MLC_LOG=info
 
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-show() { sed 's/^/  | /' "$1" | tail -20 >&2; }
-has() { grep -qF -- "$2" "$1" || { fail "expected '$2' in $1:"; show "$1"; }; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cli.sh"
 
 "$BUILD/mlc-tir" workload GMM --shape 16,16,16 >"$TMP/g.py" || fail "mlc-tir workload"
 EP="ipc://$TMP/broker"

@@ -32,9 +32,7 @@ trap cleanup EXIT
 unset MLC_DB MLC_FARM
 export MLC_LOG=info
 
-FAILS=0
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-show() { sed 's/^/  | /' "$1" | tail -20 >&2; }
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cli.sh"
 
 "$BUILD/mlc-tir" workload GMM --shape 32,32,32 >"$TMP/g32.py" || fail "mlc-tir workload"
 "$BUILD/mlc-tir" workload GMM --shape 16,16,16 >"$TMP/g16.py" || fail "mlc-tir workload"

@@ -44,14 +44,8 @@
 #include "rpc/rpc.h"
 #include "search/search.h"
 #include "search/tune/runner_farm.h"
+#include "tests/lib/check_ok.h"
 #include "workers/measure_wire.h"
-
-#define OK(x)                                                             \
-  do {                                                                    \
-    int rc_ = (x);                                                        \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #x, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                        \
-  } while (0)
 
 #define MAX_PROCS 8
 

@@ -24,38 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/compiler.h"
-#include "search/search.h"
+#include "gpu_testing.h"
 #include "tests/schedule/sched_testing.h"
-
-#define SM80 "cuda -arch=sm_80"
-#define SM90 "cuda -arch=sm_90"
-#define PTXAS "/usr/local/cuda/bin/ptxas"
-
-#define OK(call)                                                             \
-  do {                                                                       \
-    int rc_ = (call);                                                        \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #call, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                           \
-  } while (0)
 
 static tir_func_t *workload(const char *name, const int64_t *shape, int n) {
   tir_func_t *f = NULL;
   tir_dtype_t acc = {0, 0, 0};
   OK(tir_workload_build(&f, name, shape, n, tir_dt_FLOAT32(), acc));
   return f;
-}
-
-static void gpu_ctx(ms_ctx_t *ctx, const tir_func_t *f, const char *target, uint64_t seed) {
-  mlc_target_t t;
-  OK(mlc_target_parse(&t, target));
-  ms_ctx_init(ctx, f, f->name, &t, seed);
-}
-
-static void gpu_space(ms_space_t *space, const ms_ctx_t *ctx) {
-  int n;
-  const ms_rule_t *const *rules = ms_rules_default(ctx, &n);
-  OK(ms_space_generate(space, ctx, rules, n));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -123,7 +99,7 @@ static void gmm_sketch_is_metaschedules(void **state) {
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, SM80, 1);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   assert_int_equal(space.n, 1);
   const sch_trace_t *t = space.traces[0];
   int n = (int)(sizeof GMM_KINDS / sizeof GMM_KINDS[0]);
@@ -155,7 +131,7 @@ static int check_candidates(const tir_func_t *f, const char *target, int nseeds,
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, target, 11);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   int npp, valid = 0;
   const ms_postproc_t *const *pp = ms_postprocs_default(&ctx, &npp);
   for (int i = 0; i < space.n; i++) {
@@ -222,7 +198,7 @@ static void reductions_use_cross_thread_reduction(void **state) {
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, SM80, 3);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   int with_ctr = 0, fused = 0;
   for (int i = 0; i < space.n; i++) {
     char *py = sch_trace_to_python(space.traces[i]);
@@ -340,7 +316,7 @@ static void too_few_threads_for_the_tiling_are_rejected(void **state) {
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, SM80, 1);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   /* i and j tiled [2, 4, 1, 4, 2] and [2, 2, 2, 4, 2]: 1 x 2 = 2 threads */
   int64_t di[5] = {2, 4, 1, 4, 2}, dj[5] = {2, 2, 2, 4, 2};
   sch_trace_t *t1, *t2;
@@ -429,7 +405,7 @@ static void mutate_thread_binding_changes_a_thread_count(void **state) {
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, SM80, 3);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   mlc_rng_t rng;
   mlc_rng_seed(&rng, 7);
   int changed = 0;
@@ -454,7 +430,7 @@ static void mutate_thread_binding_changes_a_thread_count(void **state) {
   /* a matmul's CUDA sketch has no sampled thread count */
   f = workload("GMM", gmm, 3);
   gpu_ctx(&ctx, f, SM80, 3);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   sch_trace_t *out = NULL;
   assert_int_equal(m->apply(m, &ctx, space.traces[0], &rng, &out), MLC_ENOTFOUND);
   assert_null(out);
@@ -568,16 +544,9 @@ static void local_runner_needs_the_gpu(void **state) {
 static int assemble(const ms_candidate_t *c, const char *target, const char *arch) {
   mlc_target_t t;
   OK(mlc_target_parse(&t, target));
-  tir_func_t *f = sch_func(c->sch);
-  mlc_module_t *m = NULL;
-  int rc = mlc_build(&m, &f, 1, &t, NULL);
+  char path[32];
+  int rc = write_device_code(c, &t, path, "mlc_gpu_space");
   if (rc != MLC_OK) return rc;
-  char path[] = "/tmp/mlc_gpu_space_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
-  OK(mlc_module_emit(m, MLC_EMIT_DEVICE, path));
-  mlc_module_free(m);
   char cmd[512];
   snprintf(cmd, sizeof cmd, PTXAS " -arch=%s %s -o /dev/null", arch, path);
   int st = system(cmd);
@@ -594,7 +563,7 @@ static int assemble_samples(const tir_func_t *f, const char *target, const char 
   ms_ctx_t ctx;
   ms_space_t space;
   gpu_ctx(&ctx, f, target, 21);
-  gpu_space(&space, &ctx);
+  make_space(&space, &ctx, NULL, 0);
   int npp, built = 0;
   const ms_postproc_t *const *pp = ms_postprocs_default(&ctx, &npp);
   for (int s = 0; s < 32 && built < 2; s++) {
@@ -617,10 +586,7 @@ static int assemble_samples(const tir_func_t *f, const char *target, const char 
  * yet emit is tolerated (the other sketches must build). */
 static void ptx_of_samples_assembles(void **state) {
   (void)state;
-  if (access(PTXAS, X_OK) != 0) {
-    fprintf(stderr, "skipped: no %s\n", PTXAS);
-    skip();
-  }
+  SKIP_WITHOUT_PTXAS();
   static const struct { const char *name; int64_t shape[9]; int n; } cases[] = {
       {"GMM", {64, 64, 64}, 3}, {"C2D", {1, 8, 8, 16, 16, 3, 3, 1, 1}, 9}, {"SFM", {8, 128}, 2}};
   static const char *const targets[2][2] = {{SM80, "sm_80"}, {SM90, "sm_90"}};

@@ -23,39 +23,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/compiler.h"
+#include "gpu_testing.h"
 #include "search/postproc/postproc.h"
-#include "search/search.h"
 #include "search/space/rules.h"
 #include "tests/schedule/sched_testing.h"
-
-#define SM80 "cuda -arch=sm_80"
-#define SM90 "cuda -arch=sm_90"
-#define PTXAS "/usr/local/cuda/bin/ptxas"
-
-#define OK(call)                                                             \
-  do {                                                                       \
-    int rc_ = (call);                                                        \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #call, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                           \
-  } while (0)
 
 static tir_func_t *gmm(int64_t m, int64_t n, int64_t k, tir_dtype_t in) {
   tir_func_t *f = NULL;
   int64_t shape[3] = {m, n, k};
   OK(tir_workload_build(&f, "GMM", shape, 3, in, tir_dt_FLOAT32()));
   return f;
-}
-
-static void make_ctx(ms_ctx_t *ctx, const tir_func_t *f, const char *target, uint64_t seed) {
-  mlc_target_t t;
-  OK(mlc_target_parse(&t, target));
-  ms_ctx_init(ctx, f, f->name, &t, seed);
-}
-
-static void make_space(ms_space_t *space, const ms_ctx_t *ctx, const ms_rule_t *const *rules, int n) {
-  if (!rules) rules = ms_rules_default(ctx, &n);
-  OK(ms_space_generate(space, ctx, rules, n));
 }
 
 static bool trace_has(const sch_trace_t *t, const char *text) {
@@ -80,9 +57,9 @@ static void tensor_core_defaults_for_sm70_and_newer(void **state) {
   (void)state;
   tir_func_t *f = gmm(64, 64, 64, tir_dt_FLOAT16());
   ms_ctx_t sm80, sm60, rocm;
-  make_ctx(&sm80, f, SM80, 0);
-  make_ctx(&sm60, f, "cuda -arch=sm_61", 0);
-  make_ctx(&rocm, f, "rocm -mcpu=gfx90a", 0);
+  gpu_ctx(&sm80, f, SM80, 0);
+  gpu_ctx(&sm60, f, "cuda -arch=sm_61", 0);
+  gpu_ctx(&rocm, f, "rocm -mcpu=gfx90a", 0);
   int n, n60;
   const ms_rule_t *const *r = ms_rules_default(&sm80, &n);
   const ms_rule_t *const *r60 = ms_rules_default(&sm60, &n60);
@@ -114,7 +91,7 @@ static void gmm_fp16_space_has_a_wmma_sketch(void **state) {
   tir_func_t *f = gmm(128, 128, 128, tir_dt_FLOAT16());
   ms_ctx_t ctx;
   ms_space_t space;
-  make_ctx(&ctx, f, SM80, 1);
+  gpu_ctx(&ctx, f, SM80, 1);
   make_space(&space, &ctx, NULL, 0);
   assert_int_equal(space.n, 1);
   int s = tensor_core_sketch(&space);
@@ -170,7 +147,7 @@ static void assert_tensorized(const tir_func_t *f) {
 static int check_candidates(const tir_func_t *f, const char *target, int nseeds) {
   ms_ctx_t ctx;
   ms_space_t space;
-  make_ctx(&ctx, f, target, 7);
+  gpu_ctx(&ctx, f, target, 7);
   make_space(&space, &ctx, NULL, 0);
   assert_true(tensor_core_sketch(&space) >= 0);
   int npp, valid = 0;
@@ -221,7 +198,7 @@ static void untensorized_tiles_compute_gmm(void **state) {
   tir_func_t *f = gmm(64, 64, 32, tir_dt_FLOAT16());
   ms_ctx_t ctx;
   ms_space_t space;
-  make_ctx(&ctx, f, SM80, 3);
+  gpu_ctx(&ctx, f, SM80, 3);
   make_space(&space, &ctx, NULL, 0);
   assert_int_equal(tensor_core_sketch(&space), 0);
   const ms_postproc_t *pp[16];
@@ -242,7 +219,7 @@ static void untensorized_tiles_compute_gmm(void **state) {
 static void check_wmma_meaning(const tir_func_t *f, uint64_t seed) {
   ms_ctx_t ctx;
   ms_space_t space;
-  make_ctx(&ctx, f, SM80, seed);
+  gpu_ctx(&ctx, f, SM80, seed);
   make_space(&space, &ctx, NULL, 0);
   assert_int_equal(tensor_core_sketch(&space), 0);
   int npp, checked = 0;
@@ -312,7 +289,7 @@ static void identity_tensorized_lowered_program_computes_gmm(void **state) {
   rule.params = &params;
   tir_func_t *f = gmm(64, 32, 32, tir_dt_FLOAT16());
   ms_ctx_t ctx;
-  make_ctx(&ctx, f, SM90, 5);
+  gpu_ctx(&ctx, f, SM90, 5);
   int n, npp;
   const ms_rule_t *const *defaults = ms_rules_default(&ctx, &n);
   const ms_rule_t *rules[16];
@@ -351,7 +328,7 @@ static void identity_tensorized_lowered_program_computes_gmm(void **state) {
 static void assert_plain_space(const tir_func_t *f, const char *target) {
   ms_ctx_t ctx;
   ms_space_t space, plain;
-  make_ctx(&ctx, f, target, 2);
+  gpu_ctx(&ctx, f, target, 2);
   make_space(&space, &ctx, NULL, 0);
   assert_int_equal(tensor_core_sketch(&space), -1);
   int n;
@@ -388,16 +365,9 @@ static void fp32_gmm_and_odd_shapes_get_no_tensor_cores(void **state) {
 /* Builds a tensorized sample for target, assembles its PTX with ptxas and
  * looks for the wmma instructions. MLC_OK, or the build's error. */
 static int assemble(const ms_candidate_t *c, const mlc_target_t *t, const char *arch) {
-  tir_func_t *f = sch_func(c->sch);
-  mlc_module_t *m = NULL;
-  int rc = mlc_build(&m, &f, 1, t, NULL);
+  char path[32];
+  int rc = write_device_code(c, t, path, "mlc_gpu_tc");
   if (rc != MLC_OK) return rc;
-  char path[] = "/tmp/mlc_gpu_tc_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
-  OK(mlc_module_emit(m, MLC_EMIT_DEVICE, path));
-  mlc_module_free(m);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "grep -q 'wmma.mma.sync' %s && grep -q 'wmma.load.a' %s && grep -q 'wmma.store' %s",
            path, path, path);
@@ -414,16 +384,13 @@ static int assemble(const ms_candidate_t *c, const mlc_target_t *t, const char *
 
 static void ptx_of_tensorized_sample_has_wmma(void **state) {
   (void)state;
-  if (access(PTXAS, X_OK) != 0) {
-    fprintf(stderr, "skipped: no %s\n", PTXAS);
-    skip();
-  }
+  SKIP_WITHOUT_PTXAS();
   tir_func_t *f = gmm(128, 128, 128, tir_dt_FLOAT16());
   static const char *const targets[2][2] = {{SM80, "sm_80"}, {SM90, "sm_90"}};
   for (int k = 0; k < 2; k++) {
     ms_ctx_t ctx;
     ms_space_t space;
-    make_ctx(&ctx, f, targets[k][0], 21);
+    gpu_ctx(&ctx, f, targets[k][0], 21);
     make_space(&space, &ctx, NULL, 0);
     int npp, built = 0;
     char why[512] = "";

@@ -27,13 +27,7 @@
 
 #include "search/search.h"
 #include "search/tune/tune_internal.h"
-
-#define OK(x)                                                          \
-  do {                                                                 \
-    int rc_ = (x);                                                     \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #x, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                     \
-  } while (0)
+#include "tests/lib/check_ok.h"
 
 static tir_func_t *workload(const char *name, int64_t a, int64_t b, int64_t c, tir_dtype_t dt) {
   tir_func_t *f = NULL;
@@ -393,17 +387,25 @@ static void test_task_scheduler_gradient_and_round_robin(void **state) {
   for (int i = 0; i < 3; i++) mlc_vec_free(&tasks[i].history);
 }
 
+/* GMM-16, its task held in fx's database by "other-job" for ttl_s seconds;
+ * the target text into target (512 bytes). */
+static tir_func_t *gmm_held_by_another_job(fixture_t *fx, char *target, int ttl_s) {
+  tir_func_t *f = gmm(16);
+  mlc_target_str(&fx->target, target, 512);
+  bool got = false;
+  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", ttl_s));
+  assert_true(got);
+  return f;
+}
+
 /* Another job holds the only task for a second: the run is blocked at the
  * start, waits, takes the task once that lease expires, spends its budget,
  * says so in its notes and leaves no lease behind. */
 static void test_tune_waits_for_a_task_another_job_holds(void **state) {
   fixture_t *fx = *state;
-  tir_func_t *f = gmm(16);
   char target[512];
-  mlc_target_str(&fx->target, target, sizeof target);
+  tir_func_t *f = gmm_held_by_another_job(fx, target, 1);
   bool got = false;
-  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", 1));
-  assert_true(got);
   ms_tune_options_t o = quick_options(4, CM_MODEL_RANDOM);
   tune_lease_options_t lo = {.retry_s = 0.2, .owner = "this-job"};
   tune_lease_note_t *notes = NULL;
@@ -427,12 +429,8 @@ static void test_tune_waits_for_a_task_another_job_holds(void **state) {
  * as not tuned here; with leases off the same task is tuned. */
 static void test_tune_held_task_with_stop_and_without_leases(void **state) {
   fixture_t *fx = *state;
-  tir_func_t *f = gmm(16);
   char target[512];
-  mlc_target_str(&fx->target, target, sizeof target);
-  bool got = false;
-  OK(db_lease_acquire(fx->db, &got, tir_func_key(f), target, "other-job", 60));
-  assert_true(got);
+  tir_func_t *f = gmm_held_by_another_job(fx, target, 60);
   volatile int stop = 0;
   ms_tune_options_t o = quick_options(4, CM_MODEL_RANDOM);
   ms_tune_result_t r;

@@ -21,19 +21,7 @@
 
 #include "workers/cmd_worker.h"
 #include "workers/worker.h"
-
-#define OK(x)                                                             \
-  do {                                                                    \
-    int rc_ = (x);                                                        \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #x, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                        \
-  } while (0)
-
-/* The error detail contains `what`. */
-static void assert_error_has(const char *what) {
-  if (!strstr(mlc_error_last(), what)) fprintf(stderr, "error '%s' lacks '%s'\n", mlc_error_last(), what);
-  assert_non_null(strstr(mlc_error_last(), what));
-}
+#include "worker_test_helpers.h"
 
 /* ------------------------------------------------------------------------ */
 /* Measure options as JSON                                                   */
@@ -225,33 +213,14 @@ static const char *GMM_TRACE =
  * canonical target, quick options with the correctness check. Free with
  * rpc_job_free. */
 static rpc_job_t make_job(const worker_device_t *dev) {
-  rpc_job_t job;
-  memset(&job, 0, sizeof job);
-  snprintf(job.id, sizeof job.id, "test-1");
-  snprintf(job.device_key, sizeof job.device_key, "%s", dev->device_key);
-  tir_func_t *f = NULL;
-  int64_t shape[3] = {32, 32, 32};
-  tir_dtype_t none = {0, 0, 0};
-  OK(tir_workload_build(&f, "GMM", shape, 3, tir_dt_FLOAT32(), none));
-  job.workload = tir_print_func(f);
-  tir_func_free(f);
-  sch_trace_t *t = NULL;
-  OK(sch_trace_from_python(&t, GMM_TRACE, strlen(GMM_TRACE), "trace.py"));
-  json_t *tj = NULL;
-  OK(sch_trace_to_json(&tj, t));
-  job.trace_json = mlc_json_dumps(tj);
-  json_decref(tj);
-  sch_trace_free(t);
   char target[512];
-  job.target = mlc_strdup(mlc_target_str(&dev->target, target, sizeof target));
   mlc_measure_options_t o;
   mlc_measure_options_default(&o);
   o.number = 1;
   o.min_repeat_ms = 1;
   o.repeat = 2;
   o.check_correctness = true;
-  OK(mlc_measure_options_to_json(&job.options, &o));
-  return job;
+  return gmm_job("test-1", dev->device_key, mlc_target_str(&dev->target, target, sizeof target), 32, GMM_TRACE, &o);
 }
 
 static void assert_measured(const rpc_result_t *r, const worker_device_t *dev, const char *id) {

@@ -29,32 +29,11 @@
 
 #include "tests/runtime/fake_cuda.h"
 #include "workers/worker_gpu.h"
-
-#define OK(x)                                                             \
-  do {                                                                    \
-    int rc_ = (x);                                                        \
-    if (rc_ != MLC_OK) fprintf(stderr, "%s: %s\n", #x, mlc_error_last()); \
-    assert_int_equal(rc_, MLC_OK);                                        \
-  } while (0)
-
-static void assert_error_has(const char *what) {
-  if (!strstr(mlc_error_last(), what)) fprintf(stderr, "error '%s' lacks '%s'\n", mlc_error_last(), what);
-  assert_non_null(strstr(mlc_error_last(), what));
-}
+#include "worker_test_helpers.h"
 
 static void assert_has(const char *text, const char *what) {
   if (!strstr(text, what)) fprintf(stderr, "'%s' lacks '%s'\n", text, what);
   assert_non_null(strstr(text, what));
-}
-
-static char fake_path[1024], fake_why[256];
-static bool have_fake;
-
-static void use_driver(const char *cuda, const char *hip) {
-  if (cuda) setenv("MLC_CUDA_DRIVER", cuda, 1);
-  else unsetenv("MLC_CUDA_DRIVER");
-  if (hip) setenv("MLC_HIP_RUNTIME", hip, 1);
-  else unsetenv("MLC_HIP_RUNTIME");
 }
 
 static mlc_target_t target_of(const char *text) {
@@ -83,14 +62,6 @@ static void test_discovery_without_driver_says_so(void **state) {
   assert_has(p.why, "no CUDA driver");
   use_driver(NULL, NULL);
 }
-
-#define SKIP_WITHOUT_FAKE()                                  \
-  do {                                                       \
-    if (!have_fake) {                                        \
-      printf("# skipped: %s\n", fake_why);                   \
-      skip();                                                \
-    }                                                        \
-  } while (0)
 
 static void test_discovery_through_fake_driver(void **state) {
   SKIP_WITHOUT_FAKE();
@@ -203,24 +174,6 @@ static const char *GPU_TRACE =
 
 /* A cuda job for GMM-n under GPU_TRACE (free with rpc_job_free). */
 static rpc_job_t make_job(const char *key, const char *target, int64_t n) {
-  rpc_job_t job;
-  memset(&job, 0, sizeof job);
-  snprintf(job.id, sizeof job.id, "gpu-1");
-  snprintf(job.device_key, sizeof job.device_key, "%s", key);
-  tir_func_t *f = NULL;
-  int64_t shape[3] = {n, n, n};
-  tir_dtype_t none = {0, 0, 0};
-  OK(tir_workload_build(&f, "GMM", shape, 3, tir_dt_FLOAT32(), none));
-  job.workload = tir_print_func(f);
-  tir_func_free(f);
-  sch_trace_t *t = NULL;
-  OK(sch_trace_from_python(&t, GPU_TRACE, strlen(GPU_TRACE), "trace.py"));
-  json_t *tj = NULL;
-  OK(sch_trace_to_json(&tj, t));
-  job.trace_json = mlc_json_dumps(tj);
-  json_decref(tj);
-  sch_trace_free(t);
-  job.target = mlc_strdup(target);
   mlc_measure_options_t o;
   mlc_measure_options_default(&o);
   o.number = 1;
@@ -228,8 +181,7 @@ static rpc_job_t make_job(const char *key, const char *target, int64_t n) {
   o.repeat = 3;
   o.check_correctness = true;
   o.flush_cache = true;
-  OK(mlc_measure_options_to_json(&job.options, &o));
-  return job;
+  return gmm_job("gpu-1", key, target, n, GPU_TRACE, &o);
 }
 
 static void test_cuda_job_decoding(void **state) {
@@ -343,16 +295,6 @@ static void test_real_gpu_measures_bound_gmm(void **state) {
   rpc_job_free(&job);
 }
 
-static int setup(void **state) {
-  have_fake = fake_cuda_build(fake_path, sizeof fake_path, fake_why, sizeof fake_why);
-  return 0;
-}
-
-static int teardown(void **state) {
-  if (have_fake) fake_cuda_remove(fake_path);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_discovery_without_driver_says_so),
@@ -363,5 +305,5 @@ int main(void) {
       cmocka_unit_test(test_measurement_through_fake_driver),
       cmocka_unit_test(test_real_gpu_measures_bound_gmm),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, fake_cuda_setup, fake_cuda_teardown);
 }
