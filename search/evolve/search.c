@@ -93,13 +93,18 @@ drop:
 /* Creation: what the database already holds                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The traces the database holds for this task are not measured again,
+ * except those whose worker died on every attempt (`worker-lost`): that says
+ * something about the machines, nothing about the candidate. */
 static int load_measured(ms_search_t *s, db_t *db) {
   db_result_t *res = NULL;
   db_filter_t f = {0};
   f.workload_key = s->workload_key;
   f.target = s->target;
   int rc = db_records(db, &res, &f);
-  for (int i = 0; rc == MLC_OK && i < res->nrecords; i++) rc = ms_hset_add(&s->measured, res->records[i].trace_hash);
+  for (int i = 0; rc == MLC_OK && i < res->nrecords; i++)
+    if (res->records[i].error_kind != MLC_ERROR_KIND_WORKER_LOST)
+      rc = ms_hset_add(&s->measured, res->records[i].trace_hash);
   db_result_free(res);
   return rc;
 }

@@ -5,7 +5,8 @@
  * candidate, rejected traces say why, and with the CPU postprocessors the
  * full trace (what a worker replays) makes the candidate's program, which
  * computes what the workload computes; the search never hands out a trace
- * the database holds, one it handed out before or one reported; the same
+ * the database holds (unless its worker was lost), one it handed out
+ * before or one reported; the same
  * seed and reports give the same batches; a space that never yields a valid
  * candidate gives up quickly with a reason; a tiny space is exhausted and
  * reported done; bad arguments are errors.
@@ -396,6 +397,81 @@ static void test_tiny_space_is_exhausted(void **state) {
   tir_func_free(f);
 }
 
+/* The traces (JSON, mlc_free) one search over db hands out until done. */
+static int tiny_space_traces(const ms_ctx_t *ctx, const ms_space_t *space, db_t *db, char **out, int max) {
+  ms_search_options_t o = small_options(16);
+  int nm = 0, n_out = 0;
+  const ms_mutator_prob_t *muts = ms_mutators_cpu_default(ctx, &nm);
+  ms_search_t *s = NULL;
+  ET_OK(ms_search_create(&s, ctx, space, NULL, 0, muts, nm, &o, db));
+  cm_model_t *model = random_model(2);
+  bool done = false;
+  for (int calls = 0; !done && calls < 10; calls++) {
+    ms_candidate_t *c = NULL;
+    int n = 0;
+    ET_OK(ms_search_next(s, model, 1, 2, &c, &n, &done));
+    double secs[2];
+    for (int i = 0; i < n; i++) {
+      secs[i] = fake_secs(c[i].trace_hash);
+      if (n_out < max) assert_non_null(out[n_out++] = mlc_strdup(c[i].trace_json));
+    }
+    ET_OK(ms_search_report(s, c, secs, n));
+    free_batch(c, n);
+  }
+  ms_search_free(s);
+  cm_model_free(model);
+  return n_out;
+}
+
+/* A trace whose record says `worker-lost` (the worker died on every
+ * attempt) is measured again by a later search; one that timed out is not. */
+static void test_worker_lost_traces_are_measured_again(void **state) {
+  char dir[] = "/tmp/mlc-evolve-XXXXXX", uri[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(uri, sizeof uri, "file:%s", dir);
+  tir_func_t *f = et_gmm(4, 4, 4);
+  ms_ctx_t ctx;
+  et_ctx(&ctx, f, 1, 1);
+  sch_t *sch = NULL;
+  ET_OK(sch_create(&sch, f, 1, SCH_ERRORS_FAST));
+  sch_rv_t b, tiles[2];
+  const sch_rv_t *l;
+  int nl;
+  ET_OK(sch_get_block(sch, &b, "C"));
+  ET_OK(sch_get_loops(sch, &l, &nl, b));
+  et_tile(sch, l[0], 2, -1, NULL, tiles);
+  sch_trace_t *t = sch_trace_copy(sch_get_trace(sch));
+  sch_free(sch);
+  ms_space_t space = {1, &t};
+  db_t *db = NULL;
+  ET_OK(db_open(&db, uri));
+  char target[256];
+  mlc_target_str(&ctx.target, target, sizeof target);
+  char *traces[8];
+  int n = tiny_space_traces(&ctx, &space, db, traces, 8);
+  assert_int_equal(n, 3);
+  mlc_error_kind_t kinds[2] = {MLC_ERROR_KIND_WORKER_LOST, MLC_ERROR_KIND_TIMEOUT};
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < n; i++) {
+      db_record_t r = {.workload_key = tir_func_key(f), .target = target, .device_key = "llvm-test",
+                       .device_json = "{}", .trace_json = traces[i], .error_kind = kinds[k],
+                       .error_msg = "lost", .compiler_version = "0.1.0", .worker_id = "w",
+                       .created_at_us = k * 10 + i};
+      db_record_finish(&r);
+      ET_OK(db_commit_records(db, &r, 1));
+    }
+    char *again[8];
+    int m = tiny_space_traces(&ctx, &space, db, again, 8);
+    assert_int_equal(m, k == 0 ? 3 : 0); /* worker-lost: all again; timed out: none */
+    for (int i = 0; i < m; i++) mlc_free(again[i]);
+  }
+  for (int i = 0; i < n; i++) mlc_free(traces[i]);
+  db_close(db);
+  sch_trace_free(t);
+  tir_func_free(f);
+  nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static void test_bad_arguments(void **state) {
   tir_func_t *f = et_gmm(16, 16, 16);
   ms_ctx_t ctx;
@@ -462,7 +538,10 @@ static void train(cm_model_t *model, const ms_ctx_t *ctx, const ms_candidate_t *
  * processors and mutators, default options, batches of 64, XGBoost trained
  * from the third round on (100 samples). */
 static void test_timing_gmm512(void **state) {
-  if (!getenv("MLC_SEARCH_TIMING")) skip();
+  if (!getenv("MLC_SEARCH_TIMING")) {
+    print_message("skipped: a timing, run only with MLC_SEARCH_TIMING=1 (on a Release build)\n");
+    skip();
+  }
   tir_func_t *f = et_gmm(512, 512, 512);
   ms_ctx_t ctx;
   mlc_target_t target;
@@ -510,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_same_seed_same_batches),
       cmocka_unit_test(test_gives_up_on_a_space_without_valid_candidates),
       cmocka_unit_test(test_tiny_space_is_exhausted),
+      cmocka_unit_test(test_worker_lost_traces_are_measured_again),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_timing_gmm512),
   };
