@@ -357,7 +357,10 @@ typedef struct {
   ms_task_sched_kind_t scheduler; /* gradient (alpha 0.2, window 3) */
   ms_search_options_t search;
   const char *plot_path;      /* NULL: no SVG */
-  const char *model_dir;      /* NULL: the model is not saved */
+  const char *model_dir;      /* NULL: a new model, not saved. Else the model
+                                 saved there (cm_model_save) is continued when
+                                 it loads and is of this kind (else a new one,
+                                 with a warning), and saved there at the end */
   volatile int *stop;         /* non-NULL: *stop != 0 ends after the running round */
   bool progress_tty;          /* one rewritten status line instead of log lines */
 } ms_tune_options_t;

@@ -31,6 +31,7 @@
  */
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler/compiler.h"
 #include "search/tune/tune_internal.h"
@@ -330,6 +331,34 @@ static int fill_result(ms_tune_result_t *out, const tune_run_t *run) {
   return MLC_OK;
 }
 
+/* The cost model: the one saved in opts->model_dir when it holds one of the
+ * kind asked for (a later run starts from what earlier runs learned, and
+ * keeps learning), else a new one. A saved model that does not load is
+ * reported and replaced at the end. */
+static int open_model(cm_model_t **out, const ms_tune_options_t *o) {
+  char meta[4200];
+  if (o->model_dir && snprintf(meta, sizeof meta, "%s/meta.json", o->model_dir) < (int)sizeof meta &&
+      access(meta, F_OK) == 0) {
+    cm_model_t *m = NULL;
+    int st = cm_model_load(&m, o->model_dir);
+    if (st == MLC_OK && cm_model_kind(m) == o->model) {
+      MLC_INFO("cost model: continuing the one in %s (%lld samples)", o->model_dir,
+               (long long)cm_model_nsamples(m));
+      *out = m;
+      return MLC_OK;
+    }
+    if (st == MLC_OK)
+      MLC_WARN("cost model: %s holds a model of another kind; starting a new one (saved there at the end)",
+               o->model_dir);
+    else if (st != MLC_ENOMEM)
+      MLC_WARN("cost model: cannot load %s (%s); starting a new one (saved there at the end)", o->model_dir,
+               mlc_error_or(mlc_status_str(st)));
+    cm_model_free(m);
+    if (st == MLC_ENOMEM) return st;
+  }
+  return cm_model_create(out, o->model, o->seed);
+}
+
 /* The plot and the model, once the rounds are over. */
 static int finish_outputs(tune_run_t *run, cm_model_t *model) {
   int st = MLC_OK;
@@ -367,7 +396,7 @@ int tune_run(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const 
   mlc_target_str(target, run.target_str, sizeof run.target_str);
   tune_lease_setup(&run, lease);
   cm_model_t *model = NULL;
-  st = cm_model_create(&model, opts->model, opts->seed);
+  st = open_model(&model, opts);
   if (st == MLC_OK) st = tune_tasks_create(&run, funcs, names, n);
   if (st == MLC_OK) {
     MLC_INFO("tuning %d task%s (%d function%s) for %s: %d trials, %d per round", run.ntasks,

@@ -196,6 +196,56 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
   tir_func_free(f);
 }
 
+static void capture(mlc_log_level_t level, const char *line, void *payload) {
+  (void)level;
+  mlc_strbuf_t *sb = payload;
+  mlc_sb_append(sb, line);
+}
+
+/* --model-dir: the model saved by one run is continued by the next (its
+ * samples carried over); a damaged one is reported and replaced. */
+static void test_tune_model_dir_continues_the_saved_model(void **state) {
+  fixture_t *fx = *state;
+  tir_func_t *f = gmm(32);
+  char dir[128];
+  snprintf(dir, sizeof dir, "%s/model", fx->dir);
+  ms_tune_options_t o = quick_options(16, CM_MODEL_XGB);
+  o.model_dir = dir;
+  ms_tune_result_t r;
+  OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
+  ms_tune_result_free(&r);
+  cm_model_t *saved = NULL;
+  OK(cm_model_load(&saved, dir));
+  int64_t first = cm_model_nsamples(saved);
+  assert_true(first > 0);
+  cm_model_free(saved);
+
+  mlc_strbuf_t log;
+  mlc_sb_init(&log);
+  mlc_log_set_sink(capture, &log);
+  o.trials = 8;
+  OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
+  ms_tune_result_free(&r);
+  assert_non_null(strstr(mlc_sb_str(&log), "cost model: continuing the one in"));
+  OK(cm_model_load(&saved, dir));
+  assert_true(cm_model_nsamples(saved) > first); /* the old samples and the new */
+  cm_model_free(saved);
+
+  char meta[160];
+  snprintf(meta, sizeof meta, "%s/meta.json", dir);
+  OK(mlc_write_file(meta, "{not json", 9));
+  mlc_sb_free(&log);
+  mlc_sb_init(&log);
+  OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
+  ms_tune_result_free(&r);
+  mlc_log_set_sink(NULL, NULL);
+  assert_non_null(strstr(mlc_sb_str(&log), "cost model: cannot load"));
+  OK(cm_model_load(&saved, dir)); /* replaced by a good one */
+  cm_model_free(saved);
+  mlc_sb_free(&log);
+  tir_func_free(f);
+}
+
 static void test_tune_stop_flag_set_before_the_call_allows_one_round_at_most(void **state) {
   fixture_t *fx = *state;
   tir_func_t *f = gmm(32);
@@ -477,6 +527,7 @@ static void test_task_scheduler_skips_blocked_tasks(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_tune_records_every_trial_and_resumes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tune_model_dir_continues_the_saved_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tune_stop_flag_set_before_the_call_allows_one_round_at_most, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_tune_identical_functions_fold_into_one_weighted_task, setup, teardown),
