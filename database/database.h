@@ -133,6 +133,12 @@ int db_stats(db_t *db, db_stats_t *out);
  * this owner holds it now. */
 int db_lease_acquire(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s);
 int db_lease_release(db_t *db, uint64_t key, const char *target, const char *owner);
+/* Who holds the lease on (key, target) now: *held false when nobody does
+ * (an expired lease is nobody's); else its owner in owner[len] (cut to fit,
+ * NUL-terminated) and the seconds it has left in *secs_left, by the
+ * database's clock. For progress lines ("waiting for the task X holds"). */
+int db_lease_holder(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                    const char *target);
 
 /* Removes every measurement that is not among the `keep` fastest (median,
  * then id) of its (workload, target), atomically. Failed trials are all
@@ -172,6 +178,8 @@ typedef struct {
   int (*stats)(db_t *db, db_stats_t *out);
   int (*lease)(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
                bool release);
+  int (*lease_holder)(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                      const char *target);
   int (*prune)(db_t *db, int64_t *removed, int keep);
   int (*schema_version)(db_t *db, int *current, int *supported); /* both non-NULL */
 } db_backend_t;

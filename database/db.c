@@ -642,6 +642,17 @@ int db_lease_release(db_t *db, uint64_t key, const char *target, const char *own
   return with_uri(db, db->backend->lease(db, &got, key, target, owner, 0, true));
 }
 
+int db_lease_holder(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                    const char *target) {
+  if (held) *held = false;
+  if (owner && len) owner[0] = '\0';
+  if (secs_left) *secs_left = 0;
+  if (!held || !owner || len == 0 || !secs_left) return mlc_error_set(MLC_EINVAL, "lease holder: NULL output");
+  int rc = lease_args(db, key, target, "-");
+  if (rc != MLC_OK) return rc;
+  return with_uri(db, db->backend->lease_holder(db, held, owner, len, secs_left, key, target));
+}
+
 int db_prune(db_t *db, int64_t *removed, int keep) {
   int64_t dummy = 0;
   if (!removed) removed = &dummy;

@@ -252,6 +252,39 @@ done:
   return rc;
 }
 
+int fdb_lease_holder(db_t *base, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                     const char *target) {
+  file_db_t *db = fdb(base);
+  char workload[17];
+  mlc_hash_hex(key, workload);
+  char *path = mlc_malloc(strlen(db->dir) + sizeof "/leases.json");
+  if (!path) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  sprintf(path, "%s/leases.json", db->dir);
+  int rc = fdb_lock(db, LOCK_SH);
+  if (rc != MLC_OK) {
+    mlc_free(path);
+    return rc;
+  }
+  json_t *doc = leases_load(path);
+  fdb_lock(db, LOCK_UN);
+  json_t *list = json_object_get(doc, "leases");
+  int64_t now = fcodec_now_us();
+  bool changed = false; /* expired entries are dropped from this copy only */
+  long at = list ? leases_sweep(list, workload, target, now, &changed) : -1;
+  json_t *e = at >= 0 ? json_array_get(list, (size_t)at) : NULL;
+  const char *who = json_string_value(json_object_get(e, "owner"));
+  const char *exp = json_string_value(json_object_get(e, "expires_at"));
+  int64_t until;
+  if (who && exp && fcodec_time_parse(exp, strlen(exp), &until) == MLC_OK) {
+    snprintf(owner, len, "%s", who);
+    *secs_left = (double)(until - now) / 1e6;
+    *held = true;
+  }
+  json_decref(doc);
+  mlc_free(path);
+  return list ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory reading leases");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Schema version                                                            */
 /* ------------------------------------------------------------------------ */

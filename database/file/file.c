@@ -474,6 +474,7 @@ const db_backend_t db_backend_file = {
     .workloads = fdb_workloads,
     .stats = fdb_stats,
     .lease = fdb_lease,
+    .lease_holder = fdb_lease_holder,
     .prune = fdb_prune,
     .schema_version = fdb_schema_version,
 };

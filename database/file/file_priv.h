@@ -278,6 +278,8 @@ int fdb_read_record(file_db_t *db, db_record_t *out, int32_t i, mlc_arena_t *are
 /* ---- admin.c: prune, leases, schema version ------------------------------ */
 
 int fdb_prune(db_t *db, int64_t *removed, int keep);
+int fdb_lease_holder(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                     const char *target);
 int fdb_lease(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
               bool release);
 /* The files' schema (the older of the two) and FDB_SCHEMA. */

@@ -94,6 +94,7 @@ const db_backend_t db_backend_postgresql = {
     .workloads = pg_workloads,
     .stats = pg_stats,
     .lease = pg_lease,
+    .lease_holder = pg_lease_holder,
     .prune = pg_prune,
     .schema_version = pg_schema_version,
 };

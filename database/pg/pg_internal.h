@@ -112,6 +112,8 @@
                           "WHERE leases.expires_at < now() OR leases.owner = EXCLUDED.owner " \
                           "RETURNING owner")                                            \
   X(LEASE_RELEASE,     3, "DELETE FROM leases WHERE workload = $1 AND target = $2 AND owner = $3") \
+  X(LEASE_HOLDER,      2, "SELECT owner, extract(epoch FROM expires_at - now()) FROM leases "    \
+                          "WHERE workload = $1 AND target = $2 AND expires_at > now()")  \
   X(PRUNE,             1, "WITH gone AS (DELETE FROM records r USING ("                \
                           "SELECT id, row_number() OVER (PARTITION BY workload, target " \
                           "ORDER BY median, id) AS rank FROM records WHERE error_kind = '') k " \
@@ -213,6 +215,8 @@ int pg_stats(db_t *db, db_stats_t *out);
 
 /* ---- pg_lease.c --------------------------------------------------------- */
 
+int pg_lease_holder(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                    const char *target);
 int pg_lease(db_t *db, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
              bool release);
 int pg_prune(db_t *db, int64_t *removed, int keep);

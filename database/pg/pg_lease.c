@@ -63,6 +63,36 @@ int pg_lease(db_t *db, bool *got, uint64_t key, const char *target, const char *
   return pg_retry(pg_db(db), lease_unit, &l);
 }
 
+typedef struct {
+  const char *params[2];
+  bool *held;
+  char *owner;
+  size_t len;
+  double *secs_left;
+} holder_t;
+
+static int holder_unit(pg_db_t *db, void *payload) {
+  holder_t *h = payload;
+  PGresult *res;
+  int rc = pg_exec(db, &res, PG_STMT_LEASE_HOLDER, h->params, "reading a lease");
+  if (rc != MLC_OK) return rc;
+  if (PQntuples(res) == 1) {
+    snprintf(h->owner, h->len, "%s", PQgetvalue(res, 0, 0));
+    *h->secs_left = strtod(PQgetvalue(res, 0, 1), NULL);
+    *h->held = true;
+  }
+  PQclear(res);
+  return MLC_OK;
+}
+
+int pg_lease_holder(db_t *db, bool *held, char *owner, size_t len, double *secs_left, uint64_t key,
+                    const char *target) {
+  char keytext[24];
+  pg_key_param(keytext, key);
+  holder_t h = {{keytext, target}, held, owner, len, secs_left};
+  return pg_retry(pg_db(db), holder_unit, &h);
+}
+
 /* ---- prune --------------------------------------------------------------- */
 
 typedef struct {

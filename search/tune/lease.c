@@ -15,9 +15,8 @@
  * Leases are advisory: a database whose leases fail (an error, not a refusal)
  * gets one warning, and the run goes on without them.
  *
- * Who holds a lease, and until when, is not in database.h's API; for a file
- * database it is read from DIR/leases.json (its documented layout,
- * docs/database.md) for the progress line, and otherwise left unsaid.
+ * Who holds a lease, and for how long (db_lease_holder, both backends),
+ * goes into the waiting line and the summary.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,47 +59,18 @@ static void leases_broken(tune_run_t *run, const char *what) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Who holds it (file databases only)                                        */
+/* Who holds it                                                              */
 /* ------------------------------------------------------------------------ */
 
-/* Seconds since the epoch of "2024-05-01T12:34:56.123456Z"; -1 if unreadable. */
-static double parse_utc(const char *s) {
-  struct tm tm;
-  memset(&tm, 0, sizeof tm);
-  const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-  if (!end) return -1;
-  double frac = *end == '.' ? strtod(end, NULL) : 0;
-  return (double)timegm(&tm) + frac;
-}
-
-/* The holder of t's lease and its seconds left, from DIR/leases.json: false
- * when the database is not a file database or does not say. */
+/* The holder of t's lease and its seconds left (db_lease_holder): false when
+ * nobody holds it any more, or the database cannot say. */
 static bool peek_holder(const tune_run_t *run, const tune_task_t *t, char *holder, size_t len, double *left) {
-  const char *uri = db_uri(run->db);
-  const char *dir = strncmp(uri, "file://", 7) == 0 ? uri + 7 : strncmp(uri, "file:", 5) == 0 ? uri + 5 : NULL;
-  if (!dir || !*dir) return false;
-  char path[1024], key[17];
-  snprintf(path, sizeof path, "%s/leases.json", dir);
-  mlc_hash_hex(t->key, key);
-  json_t *doc = json_load_file(path, 0, NULL);
-  bool found = false;
-  size_t i;
-  json_t *e;
-  json_array_foreach(json_object_get(doc, "leases"), i, e) {
-    const char *w = json_string_value(json_object_get(e, "workload"));
-    const char *tg = json_string_value(json_object_get(e, "target"));
-    const char *own = json_string_value(json_object_get(e, "owner"));
-    if (!w || !tg || !own || strcmp(w, key) != 0 || strcmp(tg, run->target_str) != 0) continue;
-    snprintf(holder, len, "%s", own);
-    double until = parse_utc(json_string_value(json_object_get(e, "expires_at")));
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    *left = until < 0 ? -1 : until - ((double)ts.tv_sec + ts.tv_nsec * 1e-9);
-    found = true;
-    break;
+  bool held = false;
+  if (db_lease_holder(run->db, &held, holder, len, left, t->key, run->target_str) != MLC_OK) {
+    MLC_DEBUG("who holds %s's lease: %s", t->name, mlc_error_last());
+    return false;
   }
-  json_decref(doc);
-  return found;
+  return held;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -555,7 +555,23 @@ static void test_leases_exclude_other_owners_until_expiry_or_release(void **stat
   assert_true(got);
   assert_int_equal(db_lease_acquire(db, &got, SUITE_W1, SUITE_CPU, "job-a", 1), MLC_OK);
   assert_true(got); /* renewed */
+  /* Who holds it, and for how long: job-a, at most its 1 s ttl. */
+  bool held = false;
+  char owner[8];
+  double left = -1;
+  assert_int_equal(db_lease_holder(db, &held, owner, sizeof owner, &left, SUITE_W1, SUITE_CPU), MLC_OK);
+  assert_true(held);
+  assert_string_equal(owner, "job-a");
+  assert_true(left > 0 && left <= 1.01);
+  assert_int_equal(db_lease_holder(db, &held, owner, 4, &left, SUITE_W1, SUITE_CPU), MLC_OK);
+  assert_string_equal(owner, "job"); /* cut to fit */
+  assert_int_equal(db_lease_holder(db, &held, owner, sizeof owner, &left, SUITE_W2, SUITE_CPU), MLC_OK);
+  assert_false(held);
+  assert_string_equal(owner, "");
+  assert_int_equal(db_lease_holder(db, NULL, owner, sizeof owner, &left, SUITE_W1, SUITE_CPU), MLC_EINVAL);
   suite_sleep_ms(1300);
+  assert_int_equal(db_lease_holder(db, &held, owner, sizeof owner, &left, SUITE_W1, SUITE_CPU), MLC_OK);
+  assert_false(held); /* expired: nobody's */
   /* job-a crashed without releasing: the lease expired. */
   assert_int_equal(db_lease_acquire(db, &got, SUITE_W1, SUITE_CPU, "job-b", 60), MLC_OK);
   assert_true(got);
