@@ -15,6 +15,10 @@ static void test_jobs_are_routed_by_device_key_and_answered_once(void **state) {
   t_worker_t *a1 = t_worker(ep, "key-a", "a1", 1, 0, NULL);
   t_worker_t *a2 = t_worker(ep, "key-a", "a2", 2, 0, NULL);
   t_worker_t *b1 = t_worker(ep, "key-b", "b1", 1, 0, NULL);
+  /* Every worker announced before the jobs go out (on a busy machine one
+   * could otherwise connect after the others had taken every job). */
+  t_wait_stat(ep, "key-a", "workers", 2);
+  t_wait_stat(ep, "key-b", "workers", 1);
   static t_batch_t batch;
   const char *keys[] = {"key-a", "key-b"};
   t_batch_init(&batch, 120, keys, 2, "w");

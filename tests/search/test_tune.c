@@ -222,6 +222,8 @@ static void test_tune_model_dir_continues_the_saved_model(void **state) {
 
   mlc_strbuf_t log;
   mlc_sb_init(&log);
+  mlc_log_level_t level = mlc_log_level(); /* ctest runs with MLC_LOG=warn */
+  mlc_log_set_level(MLC_LOG_INFO);
   mlc_log_set_sink(capture, &log);
   o.trials = 8;
   OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
@@ -239,6 +241,7 @@ static void test_tune_model_dir_continues_the_saved_model(void **state) {
   OK(ms_tune(&r, &f, NULL, 1, &fx->target, fx->db, fx->runner, &o));
   ms_tune_result_free(&r);
   mlc_log_set_sink(NULL, NULL);
+  mlc_log_set_level(level);
   assert_non_null(strstr(mlc_sb_str(&log), "cost model: cannot load"));
   OK(cm_model_load(&saved, dir)); /* replaced by a good one */
   cm_model_free(saved);
