@@ -218,26 +218,39 @@ static void lease_apply(json_t *list, long at, bool *got, bool *changed, const c
   *changed = true;
 }
 
+/* Takes the lock (op: LOCK_EX to change the leases, LOCK_SH to read them)
+ * and loads DIR/leases.json: on MLC_OK the lock is held and *doc (with its
+ * "leases" list) and *path (mlc_free) are the caller's; on an error nothing
+ * is held. */
+static int leases_open(file_db_t *db, int op, json_t **doc, char **path) {
+  *doc = NULL;
+  *path = mlc_malloc(strlen(db->dir) + sizeof "/leases.json");
+  if (!*path) return mlc_error_set(MLC_ENOMEM, "out of memory");
+  sprintf(*path, "%s/leases.json", db->dir);
+  int rc = fdb_lock(db, op);
+  if (rc == MLC_OK && !json_object_get(*doc = leases_load(*path), "leases")) {
+    fdb_lock(db, LOCK_UN);
+    rc = mlc_error_set(MLC_ENOMEM, "out of memory reading leases");
+  }
+  if (rc != MLC_OK) {
+    json_decref(*doc);
+    mlc_free(*path);
+    *doc = NULL, *path = NULL;
+  }
+  return rc;
+}
+
 int fdb_lease(db_t *base, bool *got, uint64_t key, const char *target, const char *owner, int ttl_s,
               bool release) {
   file_db_t *db = fdb(base);
   char workload[17];
   mlc_hash_hex(key, workload);
   *got = false;
-  char *path = mlc_malloc(strlen(db->dir) + sizeof "/leases.json");
-  if (!path) return mlc_error_set(MLC_ENOMEM, "out of memory");
-  sprintf(path, "%s/leases.json", db->dir);
-  int rc = fdb_lock(db, LOCK_EX);
-  if (rc != MLC_OK) {
-    mlc_free(path);
-    return rc;
-  }
-  json_t *doc = leases_load(path);
+  json_t *doc;
+  char *path;
+  int rc = leases_open(db, LOCK_EX, &doc, &path);
+  if (rc != MLC_OK) return rc;
   json_t *list = json_object_get(doc, "leases");
-  if (!list) {
-    rc = mlc_error_set(MLC_ENOMEM, "out of memory reading leases");
-    goto done;
-  }
   int64_t now = fcodec_now_us();
   bool changed = false;
   long at = leases_sweep(list, workload, target, now, &changed);
@@ -245,7 +258,6 @@ int fdb_lease(db_t *base, bool *got, uint64_t key, const char *target, const cha
               release);
   if (changed) rc = leases_save(path, doc);
   if (rc != MLC_OK) *got = false;
-done:
   json_decref(doc);
   fdb_lock(db, LOCK_UN);
   mlc_free(path);
@@ -257,20 +269,15 @@ int fdb_lease_holder(db_t *base, bool *held, char *owner, size_t len, double *se
   file_db_t *db = fdb(base);
   char workload[17];
   mlc_hash_hex(key, workload);
-  char *path = mlc_malloc(strlen(db->dir) + sizeof "/leases.json");
-  if (!path) return mlc_error_set(MLC_ENOMEM, "out of memory");
-  sprintf(path, "%s/leases.json", db->dir);
-  int rc = fdb_lock(db, LOCK_SH);
-  if (rc != MLC_OK) {
-    mlc_free(path);
-    return rc;
-  }
-  json_t *doc = leases_load(path);
+  json_t *doc;
+  char *path;
+  int rc = leases_open(db, LOCK_SH, &doc, &path);
+  if (rc != MLC_OK) return rc;
   fdb_lock(db, LOCK_UN);
   json_t *list = json_object_get(doc, "leases");
   int64_t now = fcodec_now_us();
   bool changed = false; /* expired entries are dropped from this copy only */
-  long at = list ? leases_sweep(list, workload, target, now, &changed) : -1;
+  long at = leases_sweep(list, workload, target, now, &changed);
   json_t *e = at >= 0 ? json_array_get(list, (size_t)at) : NULL;
   const char *who = json_string_value(json_object_get(e, "owner"));
   const char *exp = json_string_value(json_object_get(e, "expires_at"));
@@ -282,7 +289,7 @@ int fdb_lease_holder(db_t *base, bool *held, char *owner, size_t len, double *se
   }
   json_decref(doc);
   mlc_free(path);
-  return list ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory reading leases");
+  return MLC_OK;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -350,10 +350,9 @@ static void test_gives_up_on_a_space_without_valid_candidates(void **state) {
 
 /* GMM 4x4x4 with only i tiled 2 ways: three candidates in all, (1, 4),
  * (2, 2) and (4, 1). The search hands out each once, then says done. */
-static void test_tiny_space_is_exhausted(void **state) {
-  tir_func_t *f = et_gmm(4, 4, 4);
-  ms_ctx_t ctx;
-  et_ctx(&ctx, f, 1, 1);
+/* A one-sketch space of GMM-4 with only three distinct traces: its first
+ * loop split in two by a sampled tile. */
+static sch_trace_t *tiny_space(const tir_func_t *f) {
   sch_t *sch = NULL;
   ET_OK(sch_create(&sch, f, 1, SCH_ERRORS_FAST));
   sch_rv_t b, tiles[2];
@@ -364,6 +363,14 @@ static void test_tiny_space_is_exhausted(void **state) {
   et_tile(sch, l[0], 2, -1, NULL, tiles);
   sch_trace_t *t = sch_trace_copy(sch_get_trace(sch));
   sch_free(sch);
+  return t;
+}
+
+static void test_tiny_space_is_exhausted(void **state) {
+  tir_func_t *f = et_gmm(4, 4, 4);
+  ms_ctx_t ctx;
+  et_ctx(&ctx, f, 1, 1);
+  sch_trace_t *t = tiny_space(f);
   ms_space_t space = {1, &t};
   ms_search_options_t o = small_options(16);
   int nm = 0;
@@ -432,16 +439,7 @@ static void test_worker_lost_traces_are_measured_again(void **state) {
   tir_func_t *f = et_gmm(4, 4, 4);
   ms_ctx_t ctx;
   et_ctx(&ctx, f, 1, 1);
-  sch_t *sch = NULL;
-  ET_OK(sch_create(&sch, f, 1, SCH_ERRORS_FAST));
-  sch_rv_t b, tiles[2];
-  const sch_rv_t *l;
-  int nl;
-  ET_OK(sch_get_block(sch, &b, "C"));
-  ET_OK(sch_get_loops(sch, &l, &nl, b));
-  et_tile(sch, l[0], 2, -1, NULL, tiles);
-  sch_trace_t *t = sch_trace_copy(sch_get_trace(sch));
-  sch_free(sch);
+  sch_trace_t *t = tiny_space(f);
   ms_space_t space = {1, &t};
   db_t *db = NULL;
   ET_OK(db_open(&db, uri));
