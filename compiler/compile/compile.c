@@ -189,28 +189,25 @@ static int use_record(compile_t *c, mlc_compile_func_t *fn, const db_record_t *r
 static int from_default(compile_t *c, const tir_func_t *f, tir_func_t **out);
 
 /* mlc-tune stores the default schedule's measurement as a record (its
- * baseline). When that is the best record and the only successful one, the
- * function was never tuned: *out (the replayed record) is freed and set to
- * NULL and fn's why says so, so the caller compiles the default schedule
- * (the same program) and --require-tuned sees an untuned function. When
- * tuning trials succeeded and none beat the default, the default is the
- * tuned result and *out stays. */
-static int only_default(compile_t *c, mlc_compile_func_t *fn, const db_record_t *best, const tir_func_t *f,
-                        uint64_t key, tir_func_t **out) {
+ * baseline). When the best record is the only successful one (`alone`) and
+ * its program is the default schedule's, the function was never tuned:
+ * *out (the replayed record) is freed and set to NULL and fn's why says so,
+ * so the caller compiles the default schedule (the same program) and
+ * --require-tuned sees an untuned function. When tuning trials succeeded
+ * and none beat the default, the default is the tuned result and *out
+ * stays. The default schedule is made only for a lone record. */
+static int only_default(compile_t *c, mlc_compile_func_t *fn, const db_record_t *best, bool alone,
+                        const tir_func_t *f, tir_func_t **out) {
+  if (!alone) return MLC_OK;
   tir_func_t *def = NULL;
   int st = from_default(c, f, &def);
-  bool is_default = st == MLC_OK && tir_func_equal(*out, def, NULL, 0);
-  tir_func_free(def);
-  if (st != MLC_OK || !is_default) return st;
-  db_result_t *top = NULL;
-  st = db_top_k(c->opts->db, &top, key, c->target_str, 2);
-  if (st == MLC_OK && top->nrecords < 2) {
+  if (st == MLC_OK && tir_func_equal(*out, def, NULL, 0)) {
     st = set_why(c, fn, "only the default schedule was measured (record %s, %.3g ms): no tuning trial succeeded",
                  best->id, db_record_median(best) * 1e3);
     tir_func_free(*out);
     *out = NULL;
   }
-  db_result_free(top);
+  tir_func_free(def);
   return st;
 }
 
@@ -218,11 +215,11 @@ static int only_default(compile_t *c, mlc_compile_func_t *fn, const db_record_t 
  * *out, or MLC_OK with *out NULL and fn's why set; database errors. */
 static int from_db(compile_t *c, mlc_compile_func_t *fn, const tir_func_t *f, uint64_t key, tir_func_t **out) {
   db_result_t *best = NULL;
-  bool found = false;
   *out = NULL;
-  int st = db_best(c->opts->db, &best, &found, key, c->target_str);
+  /* The best two: the first is db_best's; a second says tuning trials succeeded. */
+  int st = db_top_k(c->opts->db, &best, key, c->target_str, 2);
   if (st != MLC_OK) return st;
-  if (!found) {
+  if (best->nrecords == 0) {
     db_result_free(best);
     return why_no_record(c, fn, key);
   }
@@ -234,7 +231,7 @@ static int from_db(compile_t *c, mlc_compile_func_t *fn, const tir_func_t *f, ui
     st = set_why(c, fn, "record %s not applied: its stored workload differs structurally (%s)", r->id, why);
   else if (st == MLC_OK && stored)
     st = replay(c, fn, r, stored, f, out);
-  if (st == MLC_OK && *out) st = only_default(c, fn, r, f, key, out);
+  if (st == MLC_OK && *out) st = only_default(c, fn, r, best->nrecords == 1, f, out);
   if (st == MLC_OK && *out) st = use_record(c, fn, r);
   if (st != MLC_OK) tir_func_free(*out), *out = NULL;
   tir_func_free(stored);
