@@ -217,8 +217,9 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 int main(int argc, char **argv) {
   opts_t o = parse(argc, argv);
   worker_gpu_probe_t p;
-  if (worker_gpu_probe(&p, MLC_TARGET_CUDA, 0) != MLC_OK || !p.ok) {
-    printf("bench_gpu_gemm: no CUDA GPU to measure on: %s\n", p.ok ? mlc_error_last() : p.why);
+  int probed = worker_gpu_probe(&p, MLC_TARGET_CUDA, 0);
+  if (probed != MLC_OK || !p.ok) { /* a failed probe leaves p zeroed: its reason is the last error */
+    printf("bench_gpu_gemm: no CUDA GPU to measure on: %s\n", probed != MLC_OK ? mlc_error_last() : p.why);
     return 77;
   }
   char text[96];

@@ -177,7 +177,7 @@ typedef struct {
   int heartbeat_ms, liveness;
   rpc_run_job_fn run;
   void *payload;
-  /* NULL: none. Else a file rewritten (write to PATH.tmp, rename) about once
+  /* NULL: none. Else a file rewritten (atomically: mlc_write_file) about once
    * a second while the worker runs, for probes (`mlc-worker health`): one
    * JSON line {"worker_id", "device_key", "broker", "connected" (a message
    * from the broker within the liveness window), "running" (jobs being

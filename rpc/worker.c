@@ -305,16 +305,13 @@ static void write_health(worker_t *w) {
                         (json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, "pid", (json_int_t)getpid());
   char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
   json_decref(j);
-  char tmp[4096];
   int st = MLC_ENOMEM;
-  if (text && snprintf(tmp, sizeof tmp, "%s.tmp", path) < (int)sizeof tmp) {
+  if (text) { /* mlc_write_file replaces path atomically (temporary file, rename) */
     mlc_strbuf_t line;
     mlc_sb_init(&line);
     mlc_sb_printf(&line, "%s\n", text);
-    st = mlc_write_file(tmp, mlc_sb_str(&line), strlen(mlc_sb_str(&line)));
+    st = mlc_write_file(path, mlc_sb_str(&line), line.len);
     mlc_sb_free(&line);
-    if (st == MLC_OK && rename(tmp, path) != 0)
-      st = mlc_error_set(MLC_EIO, "rename %s: %s", path, strerror(errno));
   }
   free(text);
   if (st != MLC_OK && !w->health_warned) {

@@ -212,12 +212,13 @@ static void drop_noop_removals(mlc_cpu_features_t *fs, const char *mcpu) {
   }
 }
 
-/* Whether two triples name the same architecture (the part before '-'). */
+/* Whether a triple is x86 (x86_64, i386..i686), whose CPU names are checked. */
 static bool is_x86(const char *triple) {
-  return strncmp(triple, "x86_64", 6) == 0 || (triple[0] == 'i' && strchr("3456", triple[1]) && triple[1] &&
+  return strncmp(triple, "x86_64", 6) == 0 || (triple[0] == 'i' && triple[1] && strchr("3456", triple[1]) &&
                                                 strncmp(triple + 2, "86", 2) == 0);
 }
 
+/* Whether two triples name the same architecture (the part before '-'). */
 static bool same_arch(const char *a, const char *b) {
   size_t n = strcspn(a, "-");
   return n == strcspn(b, "-") && strncmp(a, b, n) == 0;

@@ -10,9 +10,9 @@
  *      scalars stay 0-d host tensors, as the launcher reads them on the host;
  *   2. one warm-up call, then a sync, which is where a kernel's fault shows;
  *   3. repeats timed with the runtime's event timers around `number` calls,
- *      `number` grown as on the CPU (measure_timer.c) until one repeat lasts
- *      min_repeat_ms; with flush_cache the L2 is flushed (on the stream,
- *      before the start event) ahead of each repeat;
+ *      through the CPU path's repeat loop (measure_repeats: `number` grown
+ *      until one repeat lasts min_repeat_ms); with flush_cache the L2 is
+ *      flushed (on the stream, before the start event) ahead of each repeat;
  *   4. the correctness check is measure_check itself, run through a wrapper
  *      with the packed signature that copies the host state to the device,
  *      calls the launcher, syncs and copies every buffer back, so the GPU
@@ -21,15 +21,10 @@
  * The driver is loaded here, in the candidate's child: the measuring
  * process forks a child per candidate, and CUDA does not survive fork.
  */
-#include <limits.h>
-#include <math.h>
 #include <string.h>
 
 #include "runtime/runtime.h"
 #include "workers/measure_internal.h"
-
-#define GROWTH_MARGIN 1.2
-#define MAX_NUMBER (INT_MAX / 2)
 
 typedef struct {
   int32_t kind, device;
@@ -127,16 +122,17 @@ static void check(mlc_measure_result_t *out, const gpu_args_t *g, const tir_func
 /* Timing                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static int grow_number(int number, double elapsed, double target) {
-  double scaled = elapsed > 0 ? ceil(number * target / elapsed * GROWTH_MARGIN) : 2.0 * number;
-  double next = fmax(2.0 * number, scaled);
-  return next >= MAX_NUMBER ? MAX_NUMBER : (int)next;
-}
+typedef struct {
+  const gpu_args_t *g;
+  bool flush;
+} gpu_batch_t;
 
-/* Seconds for `number` launches between two events (after the L2 flush
- * when asked); false with out filled on an error. */
-static bool timed_batch(mlc_measure_result_t *out, const gpu_args_t *g, int number, bool flush, double *secs) {
-  if (flush && mlc_rt_gpu_flush_l2(g->kind, g->device) != 0) return failed(out, "L2 flush");
+/* measure_batch_fn on the GPU: seconds for `number` launches between two
+ * events (after the L2 flush when asked). */
+static bool timed_batch(void *ctx, mlc_measure_result_t *out, int number, double *secs) {
+  const gpu_batch_t *b = ctx;
+  const gpu_args_t *g = b->g;
+  if (b->flush && mlc_rt_gpu_flush_l2(g->kind, g->device) != 0) return failed(out, "L2 flush");
   mlc_rt_gpu_timer_t *t = NULL;
   if (mlc_rt_gpu_timer_start(g->kind, g->device, &t) != 0) return failed(out, "timer");
   for (int i = 0; i < number; i++) {
@@ -150,22 +146,11 @@ static bool timed_batch(mlc_measure_result_t *out, const gpu_args_t *g, int numb
   return true;
 }
 
+/* The CPU path's repeat loop (measure_repeats) over event-timed batches. */
 static bool time_kernel(mlc_measure_result_t *out, const gpu_args_t *g, const mlc_measure_options_t *opts) {
-  double target = opts->min_repeat_ms * 1e-3;
-  int number = opts->number;
-  out->nrun_secs = 0;
-  for (int r = 0; r < opts->repeat; r++) {
-    for (;;) {
-      double elapsed = 0;
-      if (!timed_batch(out, g, number, opts->flush_cache, &elapsed)) return false;
-      if (elapsed >= target || number >= MAX_NUMBER) {
-        out->run_secs[r] = elapsed / number;
-        break;
-      }
-      number = grow_number(number, elapsed, target);
-    }
-    out->nrun_secs = r + 1;
-  }
+  gpu_batch_t b = {.g = g, .flush = opts->flush_cache};
+  int number = 0;
+  if (!measure_repeats(out, &number, opts, timed_batch, &b)) return false;
   MLC_DEBUG("measure: %d launches per repeat", number);
   return true;
 }

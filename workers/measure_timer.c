@@ -70,14 +70,26 @@ static void flush_caches(flusher_t *fl) {
   (void)sink;
 }
 
-/* Seconds for `number` back-to-back calls, or a negative value when the
- * kernel returned nonzero. */
-static double run_batch(mlc_packed_fn_t fn, DLTensor *args, int nargs, int number) {
+typedef struct {
+  mlc_packed_fn_t fn;
+  DLTensor *args;
+  int nargs;
+  flusher_t fl;
+} cpu_batch_t;
+
+/* measure_batch_fn on the CPU: the flush (when asked), then `number`
+ * back-to-back calls timed with the monotonic clock. */
+static bool cpu_batch(void *ctx, mlc_measure_result_t *out, int number, double *secs) {
+  cpu_batch_t *b = ctx;
+  if (b->fl.buf) flush_caches(&b->fl);
   int32_t rc = 0;
   double t0 = measure_now();
-  for (int i = 0; i < number; i++) rc |= fn(args, nargs);
-  double t1 = measure_now();
-  return rc ? -1.0 : t1 - t0;
+  for (int i = 0; i < number; i++) rc |= b->fn(b->args, b->nargs);
+  *secs = measure_now() - t0;
+  if (rc == 0) return true;
+  const char *msg = mlc_last_error();
+  measure_fail(out, MLC_ERROR_KIND_RUN, "%s", *msg ? msg : "the kernel returned an error");
+  return false;
 }
 
 /* The next number after a batch of `number` calls lasting `elapsed` s fell
@@ -89,17 +101,12 @@ static int grow_number(int number, double elapsed, double target) {
 }
 
 /* One repeat: seconds per call into *secs, growing *number as needed. */
-static bool one_repeat(mlc_measure_result_t *out, double *secs, int *number, mlc_packed_fn_t fn,
-                       DLTensor *args, int nargs, const mlc_measure_options_t *opts, flusher_t *fl) {
+static bool one_repeat(mlc_measure_result_t *out, double *secs, int *number, const mlc_measure_options_t *opts,
+                       measure_batch_fn batch, void *ctx) {
   double target = opts->min_repeat_ms * 1e-3;
   for (;;) {
-    if (fl->buf) flush_caches(fl);
-    double elapsed = run_batch(fn, args, nargs, *number);
-    if (elapsed < 0) {
-      const char *msg = mlc_last_error();
-      measure_fail(out, MLC_ERROR_KIND_RUN, "%s", *msg ? msg : "the kernel returned an error");
-      return false;
-    }
+    double elapsed = 0;
+    if (!batch(ctx, out, *number, &elapsed)) return false;
     if (elapsed >= target || *number >= MAX_NUMBER) {
       *secs = elapsed / *number;
       return true;
@@ -108,25 +115,31 @@ static bool one_repeat(mlc_measure_result_t *out, double *secs, int *number, mlc
   }
 }
 
-bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
-                  int nargs, const mlc_measure_options_t *opts) {
-  flusher_t fl = {0};
-  if (opts->flush_cache) {
-    fl.bytes = measure_flush_bytes();
-    fl.buf = mlc_malloc(fl.bytes);
-    if (!fl.buf) {
-      measure_fail(out, MLC_ERROR_KIND_RUN, "no memory for the %zu-byte cache flush buffer", fl.bytes);
-      return false;
-    }
-  }
+bool measure_repeats(mlc_measure_result_t *out, int *number_out, const mlc_measure_options_t *opts,
+                     measure_batch_fn batch, void *ctx) {
   int number = opts->number;
   bool ok = true;
   out->nrun_secs = 0;
   for (int r = 0; ok && r < opts->repeat; r++) {
-    ok = one_repeat(out, &out->run_secs[r], &number, fn, args, nargs, opts, &fl);
+    ok = one_repeat(out, &out->run_secs[r], &number, opts, batch, ctx);
     if (ok) out->nrun_secs = r + 1;
   }
-  mlc_free(fl.buf);
   if (number_out) *number_out = number;
+  return ok;
+}
+
+bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
+                  int nargs, const mlc_measure_options_t *opts) {
+  cpu_batch_t b = {.fn = fn, .args = args, .nargs = nargs};
+  if (opts->flush_cache) {
+    b.fl.bytes = measure_flush_bytes();
+    b.fl.buf = mlc_malloc(b.fl.bytes);
+    if (!b.fl.buf) {
+      measure_fail(out, MLC_ERROR_KIND_RUN, "no memory for the %zu-byte cache flush buffer", b.fl.bytes);
+      return false;
+    }
+  }
+  bool ok = measure_repeats(out, number_out, opts, cpu_batch, &b);
+  mlc_free(b.fl.buf);
   return ok;
 }

@@ -63,11 +63,11 @@ static bool load_cublas(cublas_t *cb, char *why, size_t len) {
     snprintf(why, len, "no cuBLAS (%s)", first);
     return false;
   }
-  void *syms[4] = {dlsym(lib, "cublasCreate_v2"), dlsym(lib, "cublasDestroy_v2"), dlsym(lib, "cublasSgemm_v2"),
-                   dlsym(lib, "cublasGemmEx")};
+  static const char *const sym_names[] = {"cublasCreate_v2", "cublasDestroy_v2", "cublasSgemm_v2", "cublasGemmEx"};
+  void *syms[4];
   for (int i = 0; i < 4; i++)
-    if (!syms[i]) {
-      snprintf(why, len, "cuBLAS lacks a symbol (%d)", i);
+    if (!(syms[i] = dlsym(lib, sym_names[i]))) {
+      snprintf(why, len, "cuBLAS lacks %s", sym_names[i]);
       return false;
     }
   memcpy(&cb->create, &syms[0], sizeof syms[0]);
