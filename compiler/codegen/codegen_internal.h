@@ -23,11 +23,9 @@ struct mlc_module {
    * for, the device module (same context) with its target machine, and the
    * device image once generated (PTX text with its NUL, or an HSACO). */
   const cg_gpu_target_t *gpu; /* NULL for CPU modules */
-  int gpu_kind;               /* kDLCUDA / kDLROCM */
   mlc_target_t host;
   LLVMModuleRef dev_mod;      /* owned */
   LLVMTargetMachineRef dev_tm;/* owned */
-  int nkernels;
   char *image;                /* mlc_malloc'd */
   size_t image_size;
   int nfuncs;

@@ -25,7 +25,6 @@
 struct cg_gpu_target {
   const char *name;         /* "NVPTX" */
   int dl_kind;              /* kDLCUDA / kDLROCM */
-  const char *image_what;   /* "PTX" */
   unsigned private_as;      /* address space of allocas (AMDGPU: 5) */
   /* The LLVM CPU name for target t into out (e.g. "sm_86" for sm_90 on an
    * LLVM that does not know sm_90: PTX is forward compatible). MLC_OK or
@@ -57,6 +56,14 @@ struct cg_gpu_target {
 
 extern const cg_gpu_target_t cg_gpu_nvptx;
 extern const cg_gpu_target_t cg_gpu_amdgpu;
+
+/* tanh(x) = 1 - 2 / (e + 1) from e = exp(2x), for math hooks that build
+ * tanh from their exp. */
+static inline LLVMValueRef cg_gpu_tanh_of_exp(cg_t *cg, LLVMValueRef e) {
+  LLVMValueRef one = cg_real_like(cg, e, 1.0);
+  LLVMValueRef q = LLVMBuildFDiv(cg->b, cg_real_like(cg, e, 2.0), LLVMBuildFAdd(cg->b, e, one, ""), "");
+  return LLVMBuildFSub(cg->b, one, q, "");
+}
 
 /* ---- gpu_module.c ---- */
 

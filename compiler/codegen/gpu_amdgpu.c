@@ -80,15 +80,8 @@ static void amdgpu_mark_kernel(cg_t *cg, LLVMValueRef fn, int64_t nthreads) {
                           LLVMCreateStringAttribute(cg->ctx, key, sizeof key - 1, v, (unsigned)strlen(v)));
 }
 
-static LLVMValueRef splat_f(cg_t *cg, LLVMValueRef like, double v) {
-  LLVMTypeRef t = LLVMTypeOf(like);
-  int lanes = lanes_of(like);
-  return cg_splat(cg, LLVMConstReal(lanes > 1 ? LLVMGetElementType(t) : t, v), lanes);
-}
-
 static LLVMValueRef amdgpu_math(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  bool f32 = (lanes_of(x) > 1 ? LLVMGetElementType(t) : t) == cg->t_f32;
+  bool f32 = scalar_type_of(x) == cg->t_f32;
   LLVMBuilderRef b = cg->b;
   switch (op) {
   case TIR_OP_FABS: case TIR_OP_ABS: case TIR_OP_SQRT: case TIR_OP_RSQRT: case TIR_OP_FLOOR:
@@ -101,17 +94,15 @@ static LLVMValueRef amdgpu_math(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValue
   case TIR_OP_EXP: case TIR_OP_EXP2: case TIR_OP_LOG: case TIR_OP_LOG2: case TIR_OP_LOG10:
   case TIR_OP_SIN: case TIR_OP_COS: case TIR_OP_SIGMOID:
     return cg_float_math_default(cg, op, x, y);
-  case TIR_OP_EXP10: return amdgpu_math(cg, TIR_OP_EXP2, LLVMBuildFMul(b, x, splat_f(cg, x, 3.321928094887362), ""), NULL);
-  case TIR_OP_LOG1P: return amdgpu_math(cg, TIR_OP_LOG, LLVMBuildFAdd(b, x, splat_f(cg, x, 1.0), ""), NULL);
+  case TIR_OP_EXP10: return amdgpu_math(cg, TIR_OP_EXP2, LLVMBuildFMul(b, x, cg_real_like(cg, x, 3.321928094887362), ""), NULL);
+  case TIR_OP_LOG1P: return amdgpu_math(cg, TIR_OP_LOG, LLVMBuildFAdd(b, x, cg_real_like(cg, x, 1.0), ""), NULL);
   case TIR_OP_POW: {
     LLVMValueRef l = amdgpu_math(cg, TIR_OP_LOG2, x, NULL);
     return l ? amdgpu_math(cg, TIR_OP_EXP2, LLVMBuildFMul(b, y, l, ""), NULL) : NULL;
   }
-  case TIR_OP_TANH: { /* 1 - 2 / (exp(2x) + 1) */
-    LLVMValueRef e = amdgpu_math(cg, TIR_OP_EXP, LLVMBuildFMul(b, x, splat_f(cg, x, 2.0), ""), NULL);
-    if (!e) return NULL;
-    LLVMValueRef q = LLVMBuildFDiv(b, splat_f(cg, x, 2.0), LLVMBuildFAdd(b, e, splat_f(cg, x, 1.0), ""), "");
-    return LLVMBuildFSub(b, splat_f(cg, x, 1.0), q, "");
+  case TIR_OP_TANH: {
+    LLVMValueRef e = amdgpu_math(cg, TIR_OP_EXP, LLVMBuildFMul(b, x, cg_real_like(cg, x, 2.0), ""), NULL);
+    return e ? cg_gpu_tanh_of_exp(cg, e) : NULL;
   }
   default: return fail_null(MLC_EUNSUPPORTED, "codegen: %s is not generated for AMDGPU", tir_op_name(op));
   }
@@ -180,7 +171,6 @@ static int amdgpu_image(mlc_module_t *m, char **out, size_t *len) {
 const cg_gpu_target_t cg_gpu_amdgpu = {
     .name = "AMDGPU",
     .dl_kind = kDLROCM,
-    .image_what = "HSACO",
     .private_as = 5,
     .cpu = amdgpu_cpu,
     .index = amdgpu_index,

@@ -329,13 +329,6 @@ static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
   return rc;
 }
 
-static int64_t alloc_bytes(const tir_buffer_t *b) {
-  int64_t n = (int64_t)cg_elem_bytes(b->dtype) * b->dtype.lanes, d;
-  for (int i = 0; i < b->ndim; i++)
-    if (!tir_as_int(b->shape[i], &d) || d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
-  return n;
-}
-
 LLVMValueRef cg_gpu_shared_array(cg_t *cg, const char *name, int64_t bytes) {
   kstate_t *k = cg->gpu;
   k->shared_bytes += bytes;
@@ -358,7 +351,7 @@ static int shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
 static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
   kstate_t *k = cg->gpu;
   const tir_buffer_t *b = s->u.allocate.buffer;
-  int64_t bytes = alloc_bytes(b);
+  int64_t bytes = cg_const_bytes(b);
   if (bytes < 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
                          b->name, b->scope);
@@ -424,7 +417,7 @@ static LLVMTypeRef param_type(cg_t *cg, const tir_var_t *v) {
 /* Pointer parameters keep the alignment the host knows for them (a declared
  * buffer alignment the host checked, 256 for device allocations), so that
  * vector accesses at aligned indices become ld/st.global.v2/v4. */
-static int gen_kernel(cg_t *dc, const cg_t *host, const tir_stmt_t *root, const cg_launch_t *L, bool noalias) {
+static int gen_kernel(cg_t *dc, const cg_t *host, const tir_stmt_t *root, const cg_launch_t *L) {
   kstate_t *k = dc->gpu;
   LLVMTypeRef *types = mlc_arena_alloc(dc->arena, sizeof(LLVMTypeRef) * (size_t)(L->nparams + 1));
   if (!types) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
@@ -441,7 +434,7 @@ static int gen_kernel(cg_t *dc, const cg_t *host, const tir_stmt_t *root, const 
   for (int i = 0; i < L->nparams && rc == MLC_OK; i++) {
     LLVMValueRef p = LLVMGetParam(fn, (unsigned)i);
     LLVMSetValueName2(p, L->params[i]->u.var.name, strlen(L->params[i]->u.var.name));
-    if (noalias && tir_dtype_is_handle(L->params[i]->dtype))
+    if (dc->noalias && tir_dtype_is_handle(L->params[i]->dtype))
       LLVMAddAttributeAtIndex(fn, (unsigned)i + 1, LLVMCreateEnumAttribute(dc->ctx, noalias_kind, 0));
     const cg_binding_t *hb = tir_dtype_is_handle(L->params[i]->dtype) ? cg_lookup(host, L->params[i]) : NULL;
     int align = hb && hb->align > 1 ? hb->align : 0;
@@ -481,8 +474,7 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out
   dc.gpu = &k;
   dc.parallel_depth = 1;
   dc.noalias = host->noalias;
-  rc = dc.arena ? gen_kernel(&dc, host, root, out, host->noalias) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  rc = dc.arena ? gen_kernel(&dc, host, root, out) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
   cg_done(&dc);
-  if (rc == MLC_OK) m->nkernels++;
   return rc;
 }

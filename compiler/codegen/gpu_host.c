@@ -90,7 +90,7 @@ static LLVMValueRef free_fn(cg_t *cg) {
   return cg_extern_fn(cg, "mlc_rt_gpu_free", cg->t_i32, params, 3, false);
 }
 
-static LLVMValueRef gpu_kind(cg_t *cg) { return cg_i32(cg, cg->m->gpu_kind); }
+static LLVMValueRef gpu_kind(cg_t *cg) { return cg_i32(cg, cg->m->gpu->dl_kind); }
 
 /* ------------------------------------------------------------------------ */
 /* Launches                                                                  */
@@ -163,22 +163,12 @@ static int host_thread_loop(cg_t *cg, const tir_stmt_t *s) {
 /* Device memory for host-level buffers                                      */
 /* ------------------------------------------------------------------------ */
 
-static LLVMValueRef buffer_bytes(cg_t *cg, const tir_buffer_t *b) {
-  LLVMValueRef n = cg_i64(cg, (int64_t)cg_elem_bytes(b->dtype) * b->dtype.lanes);
-  for (int k = 0; k < b->ndim; k++) {
-    LLVMValueRef d = cg_expr(cg, b->shape[k]);
-    if (!d) return NULL;
-    n = LLVMBuildMul(cg->b, n, cg_index64(cg, d, b->shape[k]->dtype), "");
-  }
-  return n;
-}
-
 static int host_allocate(cg_t *cg, const tir_stmt_t *s) {
   const tir_buffer_t *b = s->u.allocate.buffer;
   if (strncmp(b->scope, "shared", 6) == 0 || strncmp(b->scope, "local", 5) == 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) is allocated outside every GPU kernel "
                          "(is it used by two kernels?)", b->name, b->scope);
-  LLVMValueRef bytes = buffer_bytes(cg, b);
+  LLVMValueRef bytes = cg_buffer_bytes(cg, b);
   if (!bytes) return mlc_error_last_code();
   LLVMValueRef slot = cg_entry_alloca(cg, cg->t_ptr, 8, b->name);
   LLVMValueRef args[4] = {gpu_kind(cg), cg->gpu_device, bytes, slot};

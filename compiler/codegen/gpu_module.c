@@ -36,7 +36,6 @@ int cg_gpu_module_init(mlc_module_t *m, const mlc_target_t *t) {
   if ((rc = cg_module_init(m, &m->host)) != MLC_OK) return rc;
   m->target = *t;
   m->gpu = gt;
-  m->gpu_kind = gt->dl_kind;
   if ((rc = cg_target_machine(&m->dev_tm, t->mtriple, cpu, "")) != MLC_OK) return rc;
   m->dev_mod = LLVMModuleCreateWithNameInContext("mlc_device", m->ctx);
   LLVMSetTarget(m->dev_mod, t->mtriple);

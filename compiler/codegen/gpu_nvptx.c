@@ -24,6 +24,7 @@
 #include "compiler/codegen/gpu.h"
 #include "compiler/codegen/module_priv.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,16 +80,37 @@ static void nvptx_mark_kernel(cg_t *cg, LLVMValueRef fn, int64_t nthreads) {
 /* Math                                                                      */
 /* ------------------------------------------------------------------------ */
 
-static const char *libdevice_path(void) {
-  static char path[1024];
+/* libdevice, looked for and read once per process (every module parses it
+ * into its own context from these bytes). */
+static struct {
+  pthread_once_t once;
+  const char *path;   /* NULL: not found */
+  char *bytes;        /* mlc_malloc'd, kept for the process; NULL: unreadable */
+  size_t len;
+  char path_buf[1024];
+  char error[512];    /* why it could not be read */
+} libdevice = {.once = PTHREAD_ONCE_INIT};
+
+static const char *find_libdevice(void) {
   const char *env = getenv("MLC_LIBDEVICE"), *home = getenv("CUDA_HOME");
   if (env && *env) return access(env, R_OK) == 0 ? env : NULL;
   if (home && *home) {
-    snprintf(path, sizeof path, "%s/nvvm/libdevice/libdevice.10.bc", home);
-    if (access(path, R_OK) == 0) return path;
+    snprintf(libdevice.path_buf, sizeof libdevice.path_buf, "%s/nvvm/libdevice/libdevice.10.bc", home);
+    if (access(libdevice.path_buf, R_OK) == 0) return libdevice.path_buf;
   }
   return access("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", R_OK) == 0
              ? "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc" : NULL;
+}
+
+static void load_libdevice(void) {
+  libdevice.path = find_libdevice();
+  if (libdevice.path && mlc_read_file(&libdevice.bytes, &libdevice.len, libdevice.path) != MLC_OK)
+    snprintf(libdevice.error, sizeof libdevice.error, "%s", mlc_error_last());
+}
+
+static const char *libdevice_path(void) {
+  pthread_once(&libdevice.once, load_libdevice);
+  return libdevice.path;
 }
 
 /*      op      libdevice (float name; the double one drops the f) */
@@ -107,9 +129,8 @@ static const char *nv_func(tir_op_t op) {
 
 /* f(x[, y]) lane by lane through a device function `name` of the scalar type. */
 static LLVMValueRef call_lanes(cg_t *cg, const char *name, LLVMValueRef x, LLVMValueRef y) {
-  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMTypeRef t = LLVMTypeOf(x), s = scalar_type_of(x);
   int lanes = lanes_of(x);
-  LLVMTypeRef s = lanes > 1 ? LLVMGetElementType(t) : t;
   LLVMTypeRef ps[2] = {s, s};
   LLVMValueRef fn = cg_extern_fn(cg, name, s, ps, y ? 2 : 1, false);
   if (lanes == 1) {
@@ -125,29 +146,21 @@ static LLVMValueRef call_lanes(cg_t *cg, const char *name, LLVMValueRef x, LLVMV
   return out;
 }
 
-static LLVMValueRef splat_f(cg_t *cg, LLVMValueRef like, double v) {
-  LLVMTypeRef t = LLVMTypeOf(like);
-  int lanes = lanes_of(like);
-  return cg_splat(cg, LLVMConstReal(lanes > 1 ? LLVMGetElementType(t) : t, v), lanes);
-}
-
 /* Without libdevice: float32 hardware approximations. */
 static LLVMValueRef approx_math(cg_t *cg, tir_op_t op, LLVMValueRef x) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  bool f32 = (lanes_of(x) > 1 ? LLVMGetElementType(t) : t) == cg->t_f32;
+  bool f32 = scalar_type_of(x) == cg->t_f32;
   LLVMBuilderRef b = cg->b;
   if (f32) switch (op) {
-    case TIR_OP_EXP: return call_lanes(cg, "llvm.nvvm.ex2.approx.f", LLVMBuildFMul(b, x, splat_f(cg, x, 1.4426950408889634), ""), NULL);
+    case TIR_OP_EXP: return call_lanes(cg, "llvm.nvvm.ex2.approx.f", LLVMBuildFMul(b, x, cg_real_like(cg, x, 1.4426950408889634), ""), NULL);
     case TIR_OP_EXP2: return call_lanes(cg, "llvm.nvvm.ex2.approx.f", x, NULL);
     case TIR_OP_LOG2: return call_lanes(cg, "llvm.nvvm.lg2.approx.f", x, NULL);
-    case TIR_OP_LOG: return LLVMBuildFMul(b, call_lanes(cg, "llvm.nvvm.lg2.approx.f", x, NULL), splat_f(cg, x, 0.6931471805599453), "");
-    case TIR_OP_LOG10: return LLVMBuildFMul(b, call_lanes(cg, "llvm.nvvm.lg2.approx.f", x, NULL), splat_f(cg, x, 0.30102999566398120), "");
+    case TIR_OP_LOG: return LLVMBuildFMul(b, call_lanes(cg, "llvm.nvvm.lg2.approx.f", x, NULL), cg_real_like(cg, x, 0.6931471805599453), "");
+    case TIR_OP_LOG10: return LLVMBuildFMul(b, call_lanes(cg, "llvm.nvvm.lg2.approx.f", x, NULL), cg_real_like(cg, x, 0.30102999566398120), "");
     case TIR_OP_SIN: return call_lanes(cg, "llvm.nvvm.sin.approx.f", x, NULL);
     case TIR_OP_COS: return call_lanes(cg, "llvm.nvvm.cos.approx.f", x, NULL);
-    case TIR_OP_TANH: { /* 1 - 2 / (exp(2x) + 1) */
-      LLVMValueRef e = approx_math(cg, TIR_OP_EXP, LLVMBuildFMul(b, x, splat_f(cg, x, 2.0), ""));
-      LLVMValueRef q = LLVMBuildFDiv(b, splat_f(cg, x, 2.0), LLVMBuildFAdd(b, e, splat_f(cg, x, 1.0), ""), "");
-      return LLVMBuildFSub(b, splat_f(cg, x, 1.0), q, "");
+    case TIR_OP_TANH: {
+      LLVMValueRef e = approx_math(cg, TIR_OP_EXP, LLVMBuildFMul(b, x, cg_real_like(cg, x, 2.0), ""));
+      return e ? cg_gpu_tanh_of_exp(cg, e) : NULL;
     }
     default: break;
     }
@@ -159,8 +172,7 @@ static LLVMValueRef nvptx_math(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueR
   const char *nv = nv_func(op);
   if (!nv) return cg_float_math_default(cg, op, x, y); /* instructions */
   if (!libdevice_path()) return approx_math(cg, op, x);
-  LLVMTypeRef t = LLVMTypeOf(x);
-  bool f64 = (lanes_of(x) > 1 ? LLVMGetElementType(t) : t) == cg->t_f64;
+  bool f64 = scalar_type_of(x) == cg->t_f64;
   char name[32];
   snprintf(name, sizeof name, "%.*s", (int)strlen(nv) - (f64 ? 1 : 0), nv);
   return call_lanes(cg, name, x, y);
@@ -184,13 +196,8 @@ static int nvptx_link(mlc_module_t *m) {
   if (!calls_libdevice(m->dev_mod)) return MLC_OK;
   const char *path = libdevice_path();
   if (!path) return mlc_error_set(MLC_EUNSUPPORTED, "NVPTX: libdevice not found");
-  LLVMMemoryBufferRef buf = NULL;
-  char *msg = NULL;
-  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
-    int rc = mlc_error_set(MLC_EIO, "cannot read libdevice %s: %s", path, msg ? msg : "");
-    LLVMDisposeMessage(msg);
-    return rc;
-  }
+  if (!libdevice.bytes) return mlc_error_set(MLC_EIO, "cannot read libdevice %s: %s", path, libdevice.error);
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(libdevice.bytes, libdevice.len, "libdevice", 0);
   LLVMModuleRef lib = NULL;
   int bad = LLVMParseBitcodeInContext2(m->ctx, buf, &lib);
   LLVMDisposeMemoryBuffer(buf);
@@ -237,7 +244,6 @@ static int nvptx_image(mlc_module_t *m, char **out, size_t *len) {
 const cg_gpu_target_t cg_gpu_nvptx = {
     .name = "NVPTX",
     .dl_kind = kDLCUDA,
-    .image_what = "PTX",
     .private_as = 0,
     .cpu = nvptx_cpu,
     .index = nvptx_index,

@@ -141,10 +141,10 @@ static LLVMValueRef across_warps(reduce_t *r, LLVMValueRef v, int64_t nthreads, 
 /* Entry                                                                     */
 /* ------------------------------------------------------------------------ */
 
-static int check_shape(cg_t *cg, const parts_t *p, int64_t *nthreads) {
+static int check_shape(cg_t *cg, const parts_t *p, int64_t warp, int64_t *nthreads) {
   const cg_kernel_state_t *k = cg->gpu;
   const tir_buffer_t *b = p->red_buf;
-  int64_t n = 0, warp = cg->m->target.thread_warp_size > 0 ? cg->m->target.thread_warp_size : 32;
+  int64_t n = 0;
   if (!b || !p->out_store || b->ndim != 1 || !tir_as_int(b->shape[0], &n))
     return mlc_error_set(MLC_EINVAL, "codegen: malformed %s statement (run lower-cross-thread-reduction)",
                          MLC_CROSS_THREAD_ATTR);
@@ -170,7 +170,7 @@ int cg_gpu_allreduce(cg_t *cg, const tir_stmt_t *attr) {
   reduce_t r = {.cg = cg};
   int64_t n = 0, warp = cg->m->target.thread_warp_size > 0 ? cg->m->target.thread_warp_size : 32;
   int rc = parse_op(attr, &r.op);
-  if (rc == MLC_OK) rc = check_shape(cg, &p, &n);
+  if (rc == MLC_OK) rc = check_shape(cg, &p, warp, &n);
   if (rc != MLC_OK) return rc;
   r.t = p.red_buf->dtype;
   if (!(r.llt = cg_type(cg, r.t))) return mlc_error_last_code();

@@ -24,6 +24,7 @@
  * static asserts below pin the C layout the LLVM struct reproduces.
  */
 #include "compiler/codegen/llvm_gen.h"
+#include "compiler/codegen/gpu.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -234,7 +235,7 @@ static void check_device(abi_t *abi, const char *prefix, LLVMValueRef tensor) {
     cg_check(cg, eq(cg, type, cg_i32(cg, kDLCPU)), fmt(abi, prefix, "device_type is %d, expected 1 (CPU)"), &type, 1);
     return;
   }
-  int kind = cg->m->gpu_kind;
+  int kind = cg->m->gpu->dl_kind;
   const char *rest = mlc_arena_printf(cg->arena, "device_type is %%d, expected %d (%s)", kind,
                                       kind == kDLCUDA ? "CUDA" : "ROCm");
   cg_check(cg, eq(cg, type, cg_i32(cg, kind)), fmt(abi, prefix, rest), &type, 1);

@@ -103,12 +103,6 @@ static LLVMValueRef math1(cg_t *cg, const char *intrinsic, LLVMValueRef x) {
   return cg_call_intrinsic(cg, intrinsic, &t, 1, &x, 1);
 }
 
-static LLVMValueRef one_like(cg_t *cg, LLVMValueRef x) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  int lanes = lanes_of(x);
-  return cg_splat(cg, LLVMConstReal(lanes > 1 ? LLVMGetElementType(t) : t, 1.0), lanes);
-}
-
 /* CPU code computes float32 exp, exp2, log, log2, tanh inline (llvm_vmath.c);
  * GPU code goes through its hook, which may come back to
  * cg_float_math_default and so to LLVM's intrinsics. */
@@ -131,11 +125,11 @@ LLVMValueRef cg_float_math_default(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMVa
   case TIR_OP_ABS: return math1(cg, "llvm.fabs", x);
   case TIR_OP_RSQRT:
     r = float_math(cg, TIR_OP_SQRT, x);
-    return r ? LLVMBuildFDiv(cg->b, one_like(cg, x), r, "") : NULL;
+    return r ? LLVMBuildFDiv(cg->b, cg_real_like(cg, x, 1.0), r, "") : NULL;
   case TIR_OP_SIGMOID:
     r = float_math(cg, TIR_OP_EXP, LLVMBuildFNeg(cg->b, x, ""));
     if (!r) return NULL;
-    return LLVMBuildFDiv(cg->b, one_like(cg, x), LLVMBuildFAdd(cg->b, one_like(cg, x), r, ""), "");
+    return LLVMBuildFDiv(cg->b, cg_real_like(cg, x, 1.0), LLVMBuildFAdd(cg->b, cg_real_like(cg, x, 1.0), r, ""), "");
   default: break;
   }
   if (!m) return fail_null(MLC_EUNSUPPORTED, "codegen: call %s is not supported", tir_op_name(op));

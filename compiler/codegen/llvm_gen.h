@@ -205,8 +205,11 @@ int cg_emit_loop(cg_t *cg, LLVMValueRef begin, LLVMValueRef end, const char *hin
 /* `for v in range(min, min + extent)` as a plain counted loop, whatever
  * the loop's kind. */
 int cg_serial_for(cg_t *cg, const tir_stmt_t *s);
-/* ALLOCATE with the CPU's storage (stack or aligned_alloc). */
-int cg_cpu_allocate(cg_t *cg, const tir_stmt_t *s);
+/* The size of buffer b in bytes: cg_const_bytes when its shape is
+ * constant (-1 when symbolic or too large); cg_buffer_bytes as i64 computed at run time
+ * (NULL with the error set). */
+int64_t cg_const_bytes(const tir_buffer_t *b);
+LLVMValueRef cg_buffer_bytes(cg_t *cg, const tir_buffer_t *b);
 /* Binds the allocated buffer's data var to p for the body and generates it. */
 int cg_with_buffer(cg_t *cg, const tir_stmt_t *s, LLVMValueRef p, int align);
 
@@ -239,6 +242,17 @@ static inline LLVMValueRef fail_null(int code, const char *fmt, const char *arg)
 static inline int lanes_of(LLVMValueRef v) {
   LLVMTypeRef t = LLVMTypeOf(v);
   return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(t) : 1;
+}
+
+/* The scalar type of an LLVM value: its element type for vectors. */
+static inline LLVMTypeRef scalar_type_of(LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetElementType(t) : t;
+}
+
+/* The floating-point constant c in the type (and lanes) of the float x. */
+static inline LLVMValueRef cg_real_like(cg_t *cg, LLVMValueRef x, double c) {
+  return cg_splat(cg, LLVMConstReal(scalar_type_of(x), c), lanes_of(x));
 }
 
 #endif /* MLC_LLVM_GEN_H */

@@ -173,22 +173,28 @@ static int evaluate(cg_t *cg, const tir_stmt_t *s) {
 /* ------------------------------------------------------------------------ */
 
 /* The constant byte size of b, or -1 when symbolic or too large. */
-static int64_t const_bytes(const tir_buffer_t *b) {
+int64_t cg_const_bytes(const tir_buffer_t *b) {
   int64_t n = (int64_t)cg_elem_bytes(b->dtype) * b->dtype.lanes, d;
   for (int k = 0; k < b->ndim; k++)
     if (!tir_as_int(b->shape[k], &d) || d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 
-/* size in bytes as i64 at run time, rounded up to CG_ALLOC_ALIGN (and at
- * least that), as aligned_alloc requires a multiple of the alignment. */
-static LLVMValueRef runtime_bytes(cg_t *cg, const tir_buffer_t *b) {
+LLVMValueRef cg_buffer_bytes(cg_t *cg, const tir_buffer_t *b) {
   LLVMValueRef n = cg_i64(cg, (int64_t)cg_elem_bytes(b->dtype) * b->dtype.lanes);
   for (int k = 0; k < b->ndim; k++) {
     LLVMValueRef d = cg_expr(cg, b->shape[k]);
     if (!d) return NULL;
     n = LLVMBuildMul(cg->b, n, cg_index64(cg, d, b->shape[k]->dtype), "");
   }
+  return n;
+}
+
+/* size in bytes as i64 at run time, rounded up to CG_ALLOC_ALIGN (and at
+ * least that), as aligned_alloc requires a multiple of the alignment. */
+static LLVMValueRef runtime_bytes(cg_t *cg, const tir_buffer_t *b) {
+  LLVMValueRef n = cg_buffer_bytes(cg, b);
+  if (!n) return NULL;
   LLVMValueRef up = LLVMBuildAdd(cg->b, n, cg_i64(cg, CG_ALLOC_ALIGN - 1), "");
   up = LLVMBuildAnd(cg->b, up, cg_i64(cg, -(int64_t)CG_ALLOC_ALIGN), "");
   LLVMValueRef zero = LLVMBuildICmp(cg->b, LLVMIntSLE, up, cg_i64(cg, 0), "");
@@ -223,9 +229,9 @@ static int heap_allocate(cg_t *cg, const tir_stmt_t *s) {
   return MLC_OK;
 }
 
-int cg_cpu_allocate(cg_t *cg, const tir_stmt_t *s) {
+static int cpu_allocate(cg_t *cg, const tir_stmt_t *s) {
   const tir_buffer_t *b = s->u.allocate.buffer;
-  int64_t bytes = const_bytes(b);
+  int64_t bytes = cg_const_bytes(b);
   if (bytes < 0 || bytes > CG_STACK_ALLOC_MAX) return heap_allocate(cg, s);
   LLVMTypeRef t = LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1));
   LLVMValueRef a = cg_entry_alloca(cg, t, CG_ALLOC_ALIGN, b->name);
@@ -234,7 +240,7 @@ int cg_cpu_allocate(cg_t *cg, const tir_stmt_t *s) {
 
 static int allocate(cg_t *cg, const tir_stmt_t *s) {
   if (cg->hooks && cg->hooks->allocate) return cg->hooks->allocate(cg, s);
-  return cg_cpu_allocate(cg, s);
+  return cpu_allocate(cg, s);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -235,8 +235,7 @@ static LLVMValueRef vm_tanh(cg_t *cg, LLVMValueRef x) {
 /* ------------------------------------------------------------------------ */
 
 bool cg_vmath_handles(cg_t *cg, tir_op_t op, LLVMValueRef x) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  if ((lanes_of(x) > 1 ? LLVMGetElementType(t) : t) != cg->t_f32) return false;
+  if (scalar_type_of(x) != cg->t_f32) return false;
   return op == TIR_OP_EXP || op == TIR_OP_EXP2 || op == TIR_OP_LOG || op == TIR_OP_LOG2 || op == TIR_OP_TANH;
 }
 

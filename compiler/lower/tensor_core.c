@@ -60,6 +60,7 @@ bool lower_tc_is_tile_arg(lower_tc_op_t op, int pos) {
 typedef struct {
   const tir_func_t *f;
   int rc;
+  bool fragments;     /* a fragment buffer is allocated (there is a layout to change) */
 } check_t;
 
 static int bad(check_t *c, const tir_expr_t *call, const char *what) {
@@ -109,6 +110,12 @@ static void check_call(check_t *c, const tir_expr_t *e) {
 static bool check_expr(tir_visitor_t *v, tir_expr_t *e) {
   check_t *c = v->payload;
   if (e->kind == TIR_CALL) check_call(c, e);
+  return c->rc == MLC_OK;
+}
+
+static bool check_stmt(tir_visitor_t *v, tir_stmt_t *s) {
+  check_t *c = v->payload;
+  if (s->kind == TIR_ALLOCATE && lower_tc_is_fragment(s->u.allocate.buffer)) c->fragments = true;
   return c->rc == MLC_OK;
 }
 
@@ -186,10 +193,10 @@ static tir_stmt_t *lt_stmt(tir_mutator_t *m, tir_stmt_t *s) {
 }
 
 static int run(tir_func_t *f) {
-  check_t c = {f, MLC_OK};
-  tir_visitor_t v = {.expr = check_expr, .payload = &c};
+  check_t c = {f, MLC_OK, false};
+  tir_visitor_t v = {.expr = check_expr, .stmt = check_stmt, .payload = &c};
   tir_visit_stmt(&v, f->body);
-  if (c.rc != MLC_OK) return c.rc;
+  if (c.rc != MLC_OK || !c.fragments) return c.rc; /* CPU code: one walk, nothing to rewrite */
   lt_t lt = {f, MLC_OK};
   tir_mutator_t m = {.arena = f->arena, .stmt = lt_stmt, .payload = &lt};
   tir_stmt_t *body = tir_mutate_stmt(&m, f->body);
