@@ -78,14 +78,15 @@ int ms_sample_weighted(mlc_rng_t *rng, const double *w, int n) {
 static int64_t redraw_categorical(const sch_trace_t *t, int s, mlc_rng_t *rng) {
   const sch_arg_t *probs = &t->insts[s].attrs[1];
   int n = probs->u.list.n;
-  double *w = mlc_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  double stack[64]; /* mutation is on the search's hot path: no malloc for the usual few candidates */
+  double *w = n <= 64 ? stack : mlc_malloc(sizeof(double) * (size_t)n);
   if (!w) return -1;
   for (int k = 0; k < n; k++) {
     const sch_arg_t *p = &probs->u.list.items[k];
     w[k] = (k == t->decisions[s].u.i || p->kind != SCH_ARG_FLOAT) ? 0 : p->u.f;
   }
   int64_t pick = ms_sample_weighted(rng, w, n);
-  mlc_free(w);
+  if (w != stack) mlc_free(w);
   return pick;
 }
 

@@ -11,8 +11,6 @@
  */
 #include "search/postproc/postproc.h"
 
-#include <string.h>
-
 #include "search/space/rules.h"
 
 #define RUB "RewriteUnboundBlock"
@@ -22,10 +20,8 @@
 static bool fully_bound(const pp_block_t *pb) {
   bool bx = false, tx = false;
   for (int l = 0; l < pb->nloops; l++) {
-    const char *tag = pb->loops[l]->u.loop.thread_tag;
-    if (pb->loops[l]->u.loop.kind != TIR_FOR_THREAD_BINDING || !tag) continue;
-    bx |= strncmp(tag, "blockIdx", 8) == 0;
-    tx |= strncmp(tag, "threadIdx", 9) == 0;
+    bx |= ms_loop_bound_to(pb->loops[l], "blockIdx");
+    tx |= ms_loop_bound_to(pb->loops[l], "threadIdx");
   }
   return bx && tx;
 }

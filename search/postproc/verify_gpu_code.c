@@ -140,18 +140,18 @@ static int check_kernel(const ms_ctx_t *ctx, tir_stmt_t *body, int index, int64_
   k.shared_bytes = outer_shared;
   tir_visitor_t v = {.expr = vector_expr, .stmt = kernel_stmt, .payload = &k};
   tir_visit_stmt(&v, body);
-  char tbuf[160];
-  mlc_target_str(&ctx->target, tbuf, sizeof tbuf);
   if (k.why[0]) return pp_fail(VGC, "kernel %d: %s", index, k.why);
   int64_t threads = 1;
   for (int ax = 3; ax < 6; ax++) threads *= k.extent[ax] ? k.extent[ax] : 1;
-  if (threads > ctx->target.max_threads_per_block)
+  bool too_many = threads > ctx->target.max_threads_per_block;
+  if (!too_many && k.shared_bytes <= ctx->target.max_shared_memory_per_block) return MLC_OK;
+  char tbuf[160]; /* the target's text, for a rejection only (this runs per candidate) */
+  mlc_target_str(&ctx->target, tbuf, sizeof tbuf);
+  if (too_many)
     return pp_fail(VGC, "kernel %d: %lld threads per block, more than max_threads_per_block %d of %s", index,
                    (long long)threads, ctx->target.max_threads_per_block, tbuf);
-  if (k.shared_bytes > ctx->target.max_shared_memory_per_block)
-    return pp_fail(VGC, "kernel %d: %lld bytes of shared memory, more than max_shared_memory_per_block %d of %s",
-                   index, (long long)k.shared_bytes, ctx->target.max_shared_memory_per_block, tbuf);
-  return MLC_OK;
+  return pp_fail(VGC, "kernel %d: %lld bytes of shared memory, more than max_shared_memory_per_block %d of %s", index,
+                 (long long)k.shared_bytes, ctx->target.max_shared_memory_per_block, tbuf);
 }
 
 typedef struct {

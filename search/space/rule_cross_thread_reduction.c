@@ -97,10 +97,8 @@ static bool in_thread_scope(sch_t *sch, sch_rv_t block) {
   if (sch_find_block(sch, "CrossThreadReduction", block, &path) != MLC_OK) return false;
   tir_stmt_t *loops[SCH_MAX_DEPTH];
   int n = ms_block_loops(&path, loops, SCH_MAX_DEPTH);
-  for (int i = 0; i < n; i++) {
-    const char *tag = loops[i]->u.loop.thread_tag;
-    if (loops[i]->u.loop.kind == TIR_FOR_THREAD_BINDING && tag && strncmp(tag, "threadIdx", 9) == 0) return true;
-  }
+  for (int i = 0; i < n; i++)
+    if (ms_loop_bound_to(loops[i], "threadIdx")) return true;
   return false;
 }
 

@@ -139,7 +139,7 @@ static int tile_loop_nest(const ms_mlt_params_t *p, mlt_state_t *st) {
     return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: binding not trivial");
   tir_iter_type_t types[SCH_MAX_DEPTH]; /* loop i binds iter var i (trivial binding) */
   for (int i = 0; i < n; i++) types[i] = b->iter_vars[i].type;
-  st->spatial_product = spatial_product(st->sch, loops, types, n);
+  if (p->ntile_binds > 0) st->spatial_product = spatial_product(st->sch, loops, types, n); /* GPU only */
   /* tiles[l * cap + k]: the k-th loop of level l (at most one per loop);
    * order: every tile, level by level. */
   int cap = n, ntiles[MLT_MAX_LEVELS] = {0}, norder = 0;
@@ -230,10 +230,10 @@ static int add_write_reuse(const ms_reuse_t *r, mlt_state_t *st, sch_t ***out, i
 
 /* The vector lengths a fetch of `dtype` may use (TVM's filter: 16 bytes at
  * most for float32 and float16, any for int8). */
-static int valid_vector_lens(const ms_mlt_params_t *p, tir_dtype_t dtype, int64_t *out) {
+static int valid_vector_lens(const int *lens, int nlens, tir_dtype_t dtype, int64_t *out) {
   int n = 0;
-  for (int i = 0; i < p->nvector_load_lens; i++) {
-    int v = p->vector_load_lens[i];
+  for (int i = 0; i < nlens; i++) {
+    int v = lens[i];
     bool ok = true;
     if (dtype.code == TIR_CODE_FLOAT && dtype.bits == 32) ok = v <= 4;
     else if (dtype.code == TIR_CODE_FLOAT && dtype.bits == 16) ok = (v == 1 || v % 2 == 0) && v <= 8;
@@ -244,34 +244,34 @@ static int valid_vector_lens(const ms_mlt_params_t *p, tir_dtype_t dtype, int64_
 }
 
 /* AnnotateCooperativeFetching: the fetch's vector length, sampled. */
-static int annotate_fetch(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t cache) {
+static int annotate_fetch(const int *lens, int nlens, sch_t *sch, sch_rv_t cache) {
   tir_block_t *b;
   int rc = sch_get_block_node(sch, cache, &b);
   if (rc != MLC_OK) return rc;
   if (b->nwrites != 1) return mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: read cache writes %d buffers", b->nwrites);
-  int64_t lens[MS_MLT_MAX_VECTOR_LENS];
+  int64_t valid[MS_MLT_MAX_VECTOR_LENS];
   double probs[MS_MLT_MAX_VECTOR_LENS];
-  int n = valid_vector_lens(p, b->writes[0].buffer->dtype, lens);
+  int n = valid_vector_lens(lens, nlens < MS_MLT_MAX_VECTOR_LENS ? nlens : MS_MLT_MAX_VECTOR_LENS,
+                            b->writes[0].buffer->dtype, valid);
   if (n == 0) return MLC_OK;
   for (int i = 0; i < n; i++) probs[i] = 1.0 / n;
   sch_rv_t len;
-  rc = sch_sample_categorical(sch, &len, lens, probs, n, NULL);
+  rc = sch_sample_categorical(sch, &len, valid, probs, n, NULL);
   if (rc == MLC_OK) rc = sch_annotate(sch, cache, MS_ANN_COOPERATIVE_FETCH, sch_arg_rv(len));
   return rc;
 }
 
-/* One read cache: cache_read of read `i` (ndim dimensions) for the block
- * alone, computed at `loop`, its loops over the buffer fused. */
-static int cache_one_read(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t block, int i, int ndim, sch_rv_t loop) {
+int ms_mlt_cooperative_read(sch_t *sch, sch_rv_t block, int read, int ndim, const char *scope, sch_rv_t loop,
+                            const int *lens, int nlens) {
   sch_rv_t cache, fused;
   const sch_rv_t *loops;
   int n;
-  int rc = sch_cache_read(sch, &cache, block, i, p->reuse_read.scope, &block, 1);
+  int rc = sch_cache_read(sch, &cache, block, read, scope, &block, 1);
   if (rc == MLC_OK) rc = sch_compute_at(sch, cache, loop, true, -1);
   if (rc == MLC_OK) rc = sch_get_loops(sch, &loops, &n, cache);
   if (rc == MLC_OK && n < ndim) rc = mlc_error_set(MLC_ESCHEDULE, "MultiLevelTiling: read cache has %d loops", n);
   if (rc == MLC_OK) rc = sch_fuse(sch, &fused, loops + (n - ndim), ndim, true);
-  if (rc == MLC_OK) rc = annotate_fetch(p, sch, cache);
+  if (rc == MLC_OK) rc = annotate_fetch(lens, nlens, sch, cache);
   return rc;
 }
 
@@ -286,7 +286,9 @@ static int cache_reads(const ms_mlt_params_t *p, sch_t *sch, sch_rv_t block, sch
   for (int i = 0; i < nreads; i++) /* GetReadBufferNDims, before any cache */
     ndims[i] = b->reads[i].buffer == b->writes[0].buffer ? -1 : b->reads[i].buffer->ndim;
   for (int i = 0; i < nreads && rc == MLC_OK; i++)
-    if (ndims[i] > 0) rc = cache_one_read(p, sch, block, i, ndims[i], loop);
+    if (ndims[i] > 0)
+      rc = ms_mlt_cooperative_read(sch, block, i, ndims[i], p->reuse_read.scope, loop, p->vector_load_lens,
+                                   p->nvector_load_lens);
   return rc;
 }
 
@@ -318,15 +320,11 @@ static int add_read_reuse(const ms_mlt_params_t *p, const mlt_state_t *st, sch_t
   return rc;
 }
 
-/* On GPUs: the threads per block the block's kernel should have (TVM's
- * thread_extent_{low,high}_inclusive, checked by VerifyGPUCode): at least a
- * warp when the spatial loops have more than two warps of work. */
-static int annotate_thread_extents(const ms_ctx_t *ctx, const mlt_state_t *st) {
-  const mlc_target_t *t = &ctx->target;
+int ms_mlt_annotate_thread_extents(sch_t *sch, sch_rv_t block, const mlc_target_t *t, int64_t spatial_product) {
   if (!ms_target_is_gpu(t) || t->thread_warp_size <= 0 || t->max_threads_per_block <= 0) return MLC_OK;
-  int64_t low = st->spatial_product > 2 * (int64_t)t->thread_warp_size ? t->thread_warp_size : 1;
-  int rc = sch_annotate(st->sch, st->block, MS_ANN_THREAD_EXTENT_LOW, sch_arg_int(low));
-  if (rc == MLC_OK) rc = sch_annotate(st->sch, st->block, MS_ANN_THREAD_EXTENT_HIGH, sch_arg_int(t->max_threads_per_block));
+  int64_t low = spatial_product > 2 * (int64_t)t->thread_warp_size ? t->thread_warp_size : 1;
+  int rc = sch_annotate(sch, block, MS_ANN_THREAD_EXTENT_LOW, sch_arg_int(low));
+  if (rc == MLC_OK) rc = sch_annotate(sch, block, MS_ANN_THREAD_EXTENT_HIGH, sch_arg_int(t->max_threads_per_block));
   return rc;
 }
 
@@ -346,7 +344,8 @@ static int mlt_apply(const ms_rule_t *self, const ms_ctx_t *ctx, sch_t *sch, con
   int rc = ms_block_rv(sch, name, &st.block);
   if (rc == MLC_OK) rc = sch_annotate(sch, st.block, MS_ANN_TILING_STRUCTURE, sch_arg_str(p->structure));
   if (rc == MLC_OK) rc = tile_loop_nest(p, &st);
-  if (rc == MLC_OK && p->ntile_binds > 0) rc = annotate_thread_extents(ctx, &st);
+  if (rc == MLC_OK && p->ntile_binds > 0)
+    rc = ms_mlt_annotate_thread_extents(sch, st.block, &ctx->target, st.spatial_product);
   if (rc == MLC_ENOMEM) {
     sch_free(sch);
     return rc;

@@ -334,57 +334,22 @@ static int add_accumulator(sch_t *s, const ms_mlt_tc_params_t *p, const ms_tc_in
   return rc;
 }
 
-/* The cooperative fetch's vector length, sampled among those of at most
- * 16 bytes for the dtype (as MultiLevelTiling's). */
-static int annotate_fetch(sch_t *s, const ms_mlt_tc_params_t *p, sch_rv_t cache, tir_dtype_t dt) {
-  int64_t lens[MS_MLT_MAX_VECTOR_LENS];
-  double probs[MS_MLT_MAX_VECTOR_LENS];
-  int n = 0;
-  for (int i = 0; i < p->nvector_load_lens; i++) {
-    int v = p->vector_load_lens[i];
-    if ((int64_t)v * dt.bits <= 128 && (v == 1 || dt.bits * v % 32 == 0)) lens[n++] = v;
-  }
-  if (n == 0) return MLC_OK;
-  for (int i = 0; i < n; i++) probs[i] = 1.0 / n;
-  sch_rv_t len;
-  int rc = sch_sample_categorical(s, &len, lens, probs, n, NULL);
-  if (rc == MLC_OK) rc = sch_annotate(s, cache, MS_ANN_COOPERATIVE_FETCH, sch_arg_rv(len));
-  return rc;
-}
-
 /* Step 4 for one operand (read `idx`, its tile dims, the fragment scope and
  * the load intrinsic): shared copy with cooperative fetch, then fragments. */
 static int add_operand(sch_t *s, const ms_mlt_tc_params_t *p, const tc_state_t *st, int idx, const tc_tile2_t *t,
                        const char *scope, const char *intrin) {
-  sch_rv_t shared, frag, at_read = 0, at_frag = 0, fused;
+  sch_rv_t frag, at_read = 0, at_frag = 0;
   tir_block_t *b;
-  const sch_rv_t *loops;
-  int n, rc = level_loop(st, p->read_level, &at_read);
+  int rc = level_loop(st, p->read_level, &at_read);
   if (rc == MLC_OK) rc = level_loop(st, p->frag_level, &at_frag);
   if (rc == MLC_OK) rc = sch_get_block_node(s, st->outer, &b);
   if (rc != MLC_OK) return rc;
   int ndim = b->reads[idx].buffer->ndim;
-  tir_dtype_t dt = b->reads[idx].buffer->dtype;
-  rc = sch_cache_read(s, &shared, st->outer, idx, p->read_scope, &st->outer, 1);
-  if (rc == MLC_OK) rc = sch_compute_at(s, shared, at_read, true, -1);
-  if (rc == MLC_OK) rc = sch_get_loops(s, &loops, &n, shared);
-  if (rc == MLC_OK && n < ndim) rc = mlc_error_set(MLC_ESCHEDULE, MLTC ": read cache has %d loops", n);
-  if (rc == MLC_OK) rc = sch_fuse(s, &fused, loops + (n - ndim), ndim, true);
-  if (rc == MLC_OK) rc = annotate_fetch(s, p, shared, dt);
+  rc = ms_mlt_cooperative_read(s, st->outer, idx, ndim, p->read_scope, at_read, p->vector_load_lens,
+                               p->nvector_load_lens);
   if (rc == MLC_OK) rc = sch_cache_read(s, &frag, st->outer, idx, scope, &st->outer, 1);
   if (rc == MLC_OK) rc = sch_compute_at(s, frag, at_frag, true, -1);
   if (rc == MLC_OK) rc = tile_cache(s, frag, ndim, t, intrin);
-  return rc;
-}
-
-/* On GPUs the block's threads per block, as MultiLevelTiling annotates
- * them; VerifyGPUCode counts a warp per threadIdx.y (warp_execution). */
-static int annotate_threads(sch_t *s, const ms_ctx_t *ctx, const tc_state_t *st) {
-  const mlc_target_t *t = &ctx->target;
-  if (t->thread_warp_size <= 0 || t->max_threads_per_block <= 0) return MLC_OK;
-  int64_t low = st->spatial_product > 2 * (int64_t)t->thread_warp_size ? t->thread_warp_size : 1;
-  int rc = sch_annotate(s, st->outer, MS_ANN_THREAD_EXTENT_LOW, sch_arg_int(low));
-  if (rc == MLC_OK) rc = sch_annotate(s, st->outer, MS_ANN_THREAD_EXTENT_HIGH, sch_arg_int(t->max_threads_per_block));
   return rc;
 }
 
@@ -403,7 +368,7 @@ static int build(sch_t *s, const ms_ctx_t *ctx, const ms_mlt_tc_params_t *p, con
   if (rc == MLC_OK) rc = sch_annotate(s, st.outer, MS_ANN_AUTO_TENSORIZE_INIT, sch_arg_str(g->init));
   if (rc == MLC_OK) rc = sch_annotate(s, st.outer, MS_ANN_WARP_EXECUTION, sch_arg_int(1));
   if (rc == MLC_OK) rc = tile_nest(s, p, &st);
-  if (rc == MLC_OK) rc = annotate_threads(s, ctx, &st);
+  if (rc == MLC_OK) rc = ms_mlt_annotate_thread_extents(s, st.outer, &ctx->target, st.spatial_product);
   if (rc == MLC_OK) rc = add_accumulator(s, p, g, m, &st);
   if (rc == MLC_OK) rc = add_operand(s, p, &st, m->ia, &m->a, "wmma.matrix_a", g->load_a);
   if (rc == MLC_OK) rc = add_operand(s, p, &st, m->ib, &m->b, "wmma.matrix_b", g->load_b);

@@ -201,6 +201,25 @@ bool ms_scope_is_root(const sch_path_t *path);
 int ms_block_loops(const sch_path_t *path, tir_stmt_t **loops, int cap);
 
 /* ------------------------------------------------------------------------ */
+/* MultiLevelTiling's GPU steps (rule_mlt.c), shared with the tensor cores   */
+/* ------------------------------------------------------------------------ */
+
+/* AddReadReuse for read `read` (ndim dimensions) of `block`: cache_read into
+ * `scope` for the block alone, computed at `loop`, the cache's last ndim
+ * loops fused and annotated meta_schedule.cooperative_fetch with a vector
+ * length sampled uniformly among lens[0..nlens) that suit the dtype (16
+ * bytes at most for float32/float16; no annotation when none does). A
+ * failed primitive's status (the fork is then unusable). */
+int ms_mlt_cooperative_read(sch_t *sch, sch_rv_t block, int read, int ndim, const char *scope, sch_rv_t loop,
+                            const int *lens, int nlens);
+/* On GPU targets: `block` annotated with the threads per block its kernel
+ * may use (TVM's thread_extent_{low,high}_inclusive, checked by
+ * VerifyGPUCode): at least a warp when spatial_product (the spatial loops'
+ * extents multiplied) exceeds two warps, at most max_threads_per_block.
+ * Nothing on other targets. A failed primitive's status. */
+int ms_mlt_annotate_thread_extents(sch_t *sch, sch_rv_t block, const mlc_target_t *t, int64_t spatial_product);
+
+/* ------------------------------------------------------------------------ */
 /* GPU threads (thread_bind.c)                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -214,6 +233,9 @@ typedef struct {
   const int64_t *extents;
 } ms_thread_bind_t;
 
+/* A loop bound to a thread axis whose tag starts with `prefix` ("blockIdx",
+ * "threadIdx", "threadIdx.x"). */
+bool ms_loop_bound_to(const tir_stmt_t *loop, const char *prefix);
 /* TVM's BindBlockThreadIdx on the block named `name` (thread_bind.c says
  * what it does). MLC_OK when bound or left alone (root, tiled, bound
  * already); a failed primitive's status otherwise (sch unusable then). */

@@ -19,13 +19,12 @@
 
 #include <string.h>
 
-static bool is_tag(const tir_stmt_t *loop, const char *prefix) {
+#include "search/postproc/postproc.h"
+
+bool ms_loop_bound_to(const tir_stmt_t *loop, const char *prefix) {
   const char *tag = loop->u.loop.thread_tag;
   return loop->u.loop.kind == TIR_FOR_THREAD_BINDING && tag && strncmp(tag, prefix, strlen(prefix)) == 0;
 }
-
-/* TVM's IsSingleStmt: anything but a sequence of two or more. */
-static bool single_stmt(const tir_stmt_t *s) { return s->kind != TIR_SEQ || s->u.seq.n == 1; }
 
 typedef struct {
   int block_idx, thread_idx, multi_child, spatial; /* -1: none */
@@ -35,10 +34,10 @@ static loop_marks_t mark_loops(tir_stmt_t **loops, int n) {
   loop_marks_t m = {-1, -1, -1, -1};
   for (int i = 0; i < n; i++) {
     tir_stmt_t *loop = loops[i];
-    if (is_tag(loop, "blockIdx") && m.block_idx == -1) m.block_idx = i;
-    if (is_tag(loop, "threadIdx") && m.thread_idx == -1) m.thread_idx = i;
+    if (ms_loop_bound_to(loop, "blockIdx") && m.block_idx == -1) m.block_idx = i;
+    if (ms_loop_bound_to(loop, "threadIdx") && m.thread_idx == -1) m.thread_idx = i;
     if (loop->u.loop.kind != TIR_FOR_SERIAL && m.multi_child == -1) m.multi_child = i;
-    if (!single_stmt(loop->u.loop.body) && m.multi_child == -1) m.multi_child = i + 1;
+    if (!pp_loop_single_child(loop) && m.multi_child == -1) m.multi_child = i + 1; /* TVM's IsSingleStmt */
     if (sch_loop_binding_type(loop) == SCH_LOOP_DATA_PAR && m.spatial == i - 1) m.spatial++;
   }
   if (m.multi_child == -1) m.multi_child = n;
