@@ -4,7 +4,11 @@
  * routing, not measurement.
  *
  *   throughput   one client submits N jobs at once (rpc_client_run), the
- *                broker spreads them over W workers: jobs per second
+ *                broker spreads them over W workers: jobs per second; twice,
+ *                with workers as mlc-worker starts them (prefetch 0: a worker
+ *                holds only the job it runs) and with --prefetch P (each
+ *                worker holds P more, so no runner waits for the round trip
+ *                to the broker between jobs)
  *   latency      one job at a time, M times: the round trip client ->
  *                broker -> worker -> broker -> client, p50 and p99; this is
  *                what the farm adds to every measurement
@@ -21,7 +25,7 @@
  * Jobs carry a realistic payload (a small TVMScript workload and a trace of
  * a few hundred bytes); the callback answers at once with one run time.
  *
- *   bench_farm [--jobs N] [--rounds M] [--workers W] [--capacity C] [--ipc]
+ *   bench_farm [--jobs N] [--rounds M] [--workers W] [--capacity C] [--prefetch P] [--ipc]
  */
 #include "rpc/rpc.h"
 
@@ -117,6 +121,7 @@ static int noop(void *payload, const rpc_job_t *job, rpc_result_t *out) {
 
 static void *worker_main(void *arg) {
   worker_t *w = arg;
+  pthread_setname_np(pthread_self(), "bench-worker"); /* profiles tell it from the client */
   if (rpc_worker_run(&w->o, &w->stop) != MLC_OK) fprintf(stderr, "bench_farm: worker: %s\n", mlc_error_last());
   return NULL;
 }
@@ -233,12 +238,55 @@ static double zmq_echo_p50(bool ipc, int rounds) {
 /* ------------------------------------------------------------------------ */
 
 static int usage(void) {
-  fprintf(stderr, "usage: bench_farm [--jobs N] [--rounds M] [--workers W] [--capacity C] [--ipc]\n");
+  fprintf(stderr, "usage: bench_farm [--jobs N] [--rounds M] [--workers W] [--capacity C] [--prefetch P] [--ipc]\n");
   return 2;
 }
 
+static void workers_start(worker_t *workers, int n, const char *ep, int capacity, int prefetch) {
+  memset(workers, 0, sizeof *workers * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    snprintf(workers[i].id, sizeof workers[i].id, "bench-%d-p%d", i, prefetch);
+    workers[i].o = (rpc_worker_options_t){.broker = ep, .device_key = "llvm-bench", .device_json = "{}",
+                                          .worker_id = workers[i].id, .capacity = capacity,
+                                          .prefetch = prefetch, .run = noop};
+    pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
+  }
+}
+
+static void workers_stop(worker_t *workers, int n) {
+  for (int i = 0; i < n; i++) workers[i].stop = 1;
+  for (int i = 0; i < n; i++) pthread_join(workers[i].thread, NULL);
+}
+
+/* One throughput run: njobs at once through nworkers fresh workers. */
+static void throughput(rpc_client_t *client, const char *ep, rpc_job_t *jobs, int njobs, int nworkers, int capacity,
+                       int prefetch) {
+  worker_t workers[64];
+  workers_start(workers, nworkers, ep, capacity, prefetch);
+  tally_t tally = {0, 0};
+  /* warm up: every worker connected and announced */
+  rpc_client_run(client, jobs, nworkers * (capacity + prefetch) * 4, on_result, &tally, 10000, NULL);
+  tally = (tally_t){0, 0};
+  double t0 = now_s(), c0 = cpu_s(), b0 = broker_cpu_s();
+  int st = rpc_client_run(client, jobs, njobs, on_result, &tally, 30000, NULL);
+  double elapsed = now_s() - t0, cpu = cpu_s() - c0, bcpu = broker_cpu_s() - b0;
+  if (st != MLC_OK || tally.n != njobs || tally.failed)
+    fprintf(stderr, "bench_farm: throughput run: %s (%d results, %d failed)\n", mlc_error_last(), tally.n, tally.failed);
+  workers_stop(workers, nworkers);
+  printf("throughput, prefetch %d%s: %d jobs in %.3f s = %.0f jobs/s (target >= 10000)\n", prefetch,
+         prefetch ? "" : " (mlc-worker's default)", njobs, elapsed, njobs / elapsed);
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  printf("  CPU: %.0f us per job over all threads (%.0f%% of one core while routing); with %ld idle cores that is "
+         "at most %.0f jobs/s\n",
+         cpu / njobs * 1e6, cpu / elapsed * 100, ncpu, ncpu / (cpu / njobs));
+  if (b0 >= 0 && bcpu > 0)
+    printf("  broker thread: %.0f us per job, so one broker routes at most %.0f jobs/s when its peers run elsewhere\n",
+           bcpu / njobs * 1e6, njobs / bcpu);
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
-  int njobs = 20000, rounds = 2000, nworkers = 4, capacity = 1;
+  int njobs = 20000, rounds = 2000, nworkers = 4, capacity = 1, prefetch = 4;
   bool ipc = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--ipc") == 0) ipc = true;
@@ -246,9 +294,11 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--workers") == 0) nworkers = atoi(argv[++i]);
     else if (i + 1 < argc && strcmp(argv[i], "--capacity") == 0) capacity = atoi(argv[++i]);
+    else if (i + 1 < argc && strcmp(argv[i], "--prefetch") == 0) prefetch = atoi(argv[++i]);
     else return usage();
   }
-  if (njobs < 1 || rounds < 1 || nworkers < 1 || nworkers > 64 || capacity < 1) return usage();
+  if (njobs < 1 || rounds < 1 || nworkers < 1 || nworkers > 64 || capacity < 1 || prefetch < 0 || prefetch > 1024)
+    return usage();
   mlc_log_set_level(MLC_LOG_WARN);
   load_average("before");
 
@@ -265,31 +315,22 @@ int main(int argc, char **argv) {
     return 1;
   }
   const char *ep = rpc_broker_endpoint(broker);
-  worker_t workers[64];
-  memset(workers, 0, sizeof workers);
-  for (int i = 0; i < nworkers; i++) {
-    snprintf(workers[i].id, sizeof workers[i].id, "bench-%d", i);
-    workers[i].o = (rpc_worker_options_t){.broker = ep, .device_key = "llvm-bench", .device_json = "{}",
-                                          .worker_id = workers[i].id, .capacity = capacity, .run = noop};
-    pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
-  }
   rpc_client_t *client;
   if (rpc_client_open(&client, ep, NULL, NULL) != MLC_OK) {
     fprintf(stderr, "bench_farm: %s\n", mlc_error_last());
     return 1;
   }
-  /* warm up: every worker connected and announced */
   rpc_job_t *jobs = make_jobs(njobs > rounds ? njobs : rounds);
+  printf("farm on %s: 1 broker, %d workers x capacity %d, 1 client\n", ipc ? "ipc" : "tcp loopback", nworkers,
+         capacity);
+  throughput(client, ep, jobs, njobs, nworkers, capacity, 0);
+  if (prefetch) throughput(client, ep, jobs, njobs, nworkers, capacity, prefetch);
+
+  /* latency: one job at a time, so prefetch changes nothing; default workers */
+  worker_t workers[64];
+  workers_start(workers, nworkers, ep, capacity, 0);
   tally_t tally = {0, 0};
   rpc_client_run(client, jobs, nworkers * capacity * 4, on_result, &tally, 10000, NULL);
-
-  tally = (tally_t){0, 0};
-  double t0 = now_s(), c0 = cpu_s(), b0 = broker_cpu_s();
-  int st = rpc_client_run(client, jobs, njobs, on_result, &tally, 30000, NULL);
-  double elapsed = now_s() - t0, cpu = cpu_s() - c0, bcpu = broker_cpu_s() - b0;
-  if (st != MLC_OK || tally.n != njobs || tally.failed)
-    fprintf(stderr, "bench_farm: throughput run: %s (%d results, %d failed)\n", mlc_error_last(), tally.n, tally.failed);
-
   double *lat = calloc((size_t)rounds, sizeof *lat);
   for (int i = 0; i < rounds; i++) {
     tally = (tally_t){0, 0};
@@ -299,17 +340,6 @@ int main(int argc, char **argv) {
   }
   double p50 = percentile(lat, rounds, 0.5), p99 = percentile(lat, rounds, 0.99);
   double floor50 = zmq_echo_p50(ipc, rounds);
-
-  printf("farm on %s: 1 broker, %d workers x capacity %d, 1 client\n", ipc ? "ipc" : "tcp loopback", nworkers,
-         capacity);
-  printf("throughput: %d jobs in %.3f s = %.0f jobs/s (target >= 10000)\n", njobs, elapsed, njobs / elapsed);
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  printf("CPU: %.0f us per job over all threads (%.0f%% of one core while routing); with %ld idle cores that is "
-         "at most %.0f jobs/s\n",
-         cpu / njobs * 1e6, cpu / elapsed * 100, ncpu, ncpu / (cpu / njobs));
-  if (b0 >= 0 && bcpu > 0)
-    printf("broker thread: %.0f us per job, so one broker routes at most %.0f jobs/s when its peers run elsewhere\n",
-           bcpu / njobs * 1e6, njobs / bcpu);
   printf("latency per job, one at a time (%d): p50 %.3f ms, p99 %.3f ms (target p50 <= 1 ms)\n", rounds, p50 * 1e3,
          p99 * 1e3);
   printf("peer: ZeroMQ echo round trip p50 %.3f ms; two of them (the farm's hops) %.3f ms; farm p50 / floor = %.2fx\n",
@@ -317,10 +347,7 @@ int main(int argc, char **argv) {
   load_average("after");
 
   rpc_client_close(client);
-  for (int i = 0; i < nworkers; i++) {
-    workers[i].stop = 1;
-    pthread_join(workers[i].thread, NULL);
-  }
+  workers_stop(workers, nworkers);
   rpc_broker_stop(broker);
   free(lat);
   free(jobs);

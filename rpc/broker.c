@@ -146,6 +146,8 @@ static void on_ready(broker_t *b, const rpc_recv_t *r, rb_peer_t *p) {
     return;
   }
   p->capacity = (int)json_integer_value(json_object_get(body, "capacity"));
+  p->prefetch = (int)json_integer_value(json_object_get(body, "prefetch")); /* 0 when absent */
+  if (p->capacity > 0) p->runners = p->capacity;
   snprintf(p->name, sizeof p->name, "%s", json_string_value(json_object_get(body, "worker_id")));
   if (!p->device) {
     if (mlc_vec_push(&d->workers, p) != MLC_OK) {
@@ -153,7 +155,8 @@ static void on_ready(broker_t *b, const rpc_recv_t *r, rb_peer_t *p) {
       return;
     }
     p->device = d;
-    MLC_INFO("broker: worker %s ready for %s (capacity %d)", p->name, d->key, p->capacity);
+    MLC_INFO("broker: worker %s ready for %s (capacity %d, prefetch %d)", p->name, d->key, p->capacity,
+             p->prefetch);
   }
   broker_dispatch(b, d);
 }

@@ -220,15 +220,19 @@ void broker_on_submit(broker_t *b, rb_peer_t *c, const json_t *body, const char 
 /* Dispatch                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* The next worker with a free slot, round robin; NULL when all are busy. */
+/* The next worker with a free runner, round robin; failing that, the next
+ * with room in its prefetch queue; NULL when all are full. */
 static rb_peer_t *pick_worker(rb_device_t *d) {
   size_t n = d->workers.len;
-  for (size_t k = 0; k < n; k++) {
-    size_t i = (d->next_worker + k) % n;
-    rb_peer_t *w = d->workers.data[i];
-    if (w->last_seen != 0 && w->running.len < (size_t)w->capacity) {
-      d->next_worker = i + 1;
-      return w;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t k = 0; k < n; k++) {
+      size_t i = (d->next_worker + k) % n;
+      rb_peer_t *w = d->workers.data[i];
+      size_t room = (size_t)w->capacity + (pass && w->capacity ? (size_t)w->prefetch : 0);
+      if (w->last_seen != 0 && w->running.len < room) {
+        d->next_worker = i + 1;
+        return w;
+      }
     }
   }
   return NULL;
@@ -327,13 +331,15 @@ static void worker_lost(broker_t *b, rb_peer_t *w, rb_job_t *job) {
 }
 
 void broker_worker_jobs_back(broker_t *b, rb_peer_t *w, bool count_retry) {
-  /* last first, so the jobs keep their order at the head of the queue */
+  /* last first, so the jobs keep their order at the head of the queue. The
+   * worker runs its jobs in the order they were sent, so only the first
+   * `runners` can have started: the prefetched rest count no retry. */
   for (size_t i = w->running.len; i-- > 0;) {
     rb_job_t *job = w->running.data[i];
     job->worker = NULL;
     if (!job->queue) {
       job_free(job); /* its client is gone */
-    } else if (count_retry && ++job->retries > MLC_RPC_MAX_RETRIES) {
+    } else if (count_retry && i < (size_t)w->runners && ++job->retries > MLC_RPC_MAX_RETRIES) {
       worker_lost(b, w, job);
     } else {
       job->queue->device->requeued++;

@@ -74,7 +74,8 @@ struct rb_peer {
   char name[80]; /* for logs: the worker id, or the ZAP user id, or the identity in hex */
   /* a worker */
   rb_device_t *device;
-  int capacity;
+  int capacity, prefetch;
+  int runners; /* the last non-zero capacity: how many of the held jobs run */
   MLC_VEC(rb_job_t *) running;
   /* a client */
   MLC_VEC(rb_queue_t *) queues;

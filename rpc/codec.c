@@ -119,6 +119,7 @@ static int check_ready(const json_t *b) {
   if (st == MLC_OK) st = rpc_check_str(b, "worker_id", w, 64, false, true);
   /* capacity 0: a worker that is stopping (it takes no new job) */
   if (st == MLC_OK) st = check_int(b, "capacity", w, 0, 1024, false);
+  if (st == MLC_OK) st = check_int(b, "prefetch", w, 0, 1024, true);
   if (st != MLC_OK) return st;
   const json_t *dev = json_object_get(b, "device");
   if (!dev) return mlc_error_set(MLC_EPARSE, "READY: device: missing");
@@ -201,12 +202,21 @@ static int check_frames(const void *const *frames, const size_t *lens, int nfram
 }
 
 int rpc_msg_decode(rpc_msg_t *out, const void *const *frames, const size_t *lens, int nframes) {
+  return rpc_msg_decode_raw(out, frames, lens, nframes, 0);
+}
+
+int rpc_msg_decode_raw(rpc_msg_t *out, const void *const *frames, const size_t *lens, int nframes,
+                       unsigned raw_cmds) {
   if (!out) return mlc_error_set(MLC_EINVAL, "rpc_msg_decode: NULL out");
   out->cmd = 0;
   out->body = NULL;
   rpc_cmd_t cmd = 0;
   int st = check_frames(frames, lens, nframes, &cmd);
   if (st != MLC_OK) return st;
+  if (raw_cmds & (1u << cmd)) { /* the caller reads the text */
+    out->cmd = cmd;
+    return MLC_OK;
+  }
   json_error_t err;
   json_t *body = json_loadb(frames[2], lens[2], JSON_REJECT_DUPLICATES, &err);
   if (!body)

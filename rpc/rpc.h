@@ -34,7 +34,8 @@ extern "C" {
 #define MLC_RPC_MAX_RETRIES 2            /* re-queues of a job whose worker died */
 
 /* Commands (the byte after the tag). Bodies, as JSON objects:
- *   READY      worker→broker  {"device_key", "device":{...}, "capacity":N, "worker_id"}
+ *   READY      worker→broker  {"device_key", "device":{...}, "capacity":N, "worker_id",
+ *                             "prefetch":P optional, default 0}
  *                             (again with capacity 0 when the worker is stopping:
  *                             no new jobs; its running ones' results follow)
  *   HEARTBEAT  both ways      {}; the broker's carries {"heartbeat_ms", "liveness"},
@@ -81,6 +82,11 @@ typedef struct {
  * ("frame 2: body is not JSON: ...", "SUBMIT: jobs[3].trace: expected a
  * JSON array") on any violation. Fuzzed (fuzz/). */
 int rpc_msg_decode(rpc_msg_t *out, const void *const *frames, const size_t *lens, int nframes);
+/* rpc_msg_decode, except that the body of a command in raw_cmds (bit
+ * 1 << cmd) is neither parsed nor checked: out->body is NULL and the caller
+ * checks the body text itself before use. */
+int rpc_msg_decode_raw(rpc_msg_t *out, const void *const *frames, const size_t *lens, int nframes,
+                       unsigned raw_cmds);
 /* Encodes body (borrowed) as the 3 frames; *text is the JSON (mlc_free). */
 int rpc_msg_encode_body(char **text, size_t *len, const json_t *body);
 
@@ -174,6 +180,15 @@ typedef struct {
   const char *device_json;   /* properties announced in READY */
   const char *worker_id;
   int capacity;              /* jobs at once (1 per device) */
+  /* Jobs the broker may send beyond capacity, 0..1024 (0: none, the
+   * default). They wait in this worker's queue, so a runner that finishes
+   * starts the next job without a round trip to the broker: worth it when
+   * jobs take about as long as that round trip (sub-millisecond), not for
+   * measurements of seconds, where a job queued here could have started on
+   * another worker that fell idle. The broker fills workers with a free
+   * runner first, and counts a retry against a lost worker's jobs only for
+   * the ones it had started (the first `capacity` it held). */
+  int prefetch;
   int heartbeat_ms, liveness;
   rpc_run_job_fn run;
   void *payload;

@@ -40,9 +40,22 @@ int rpc_check_str(const json_t *obj, const char *key, const char *where, size_t 
  * field, MLC_ERANGE over MLC_RPC_MAX_MESSAGE. *text: mlc_free. */
 int rpc_job_text(char **text, size_t *len, const rpc_job_t *job);
 
-/* rpc_job_from_json, taking the trace as it was written in text (the JSON
- * text j was parsed from; NULL: print it from j). */
-int rpc_job_from_json_text(rpc_job_t *out, const json_t *j, const char *text, size_t len);
+/* Jobs read from their text without a tree (codec_job_text.c): the fields'
+ * spans, strings as written (escapes not decoded), trace and options as
+ * whole values. */
+enum { RPC_JF_ID, RPC_JF_DEVICE_KEY, RPC_JF_WORKLOAD, RPC_JF_TARGET, RPC_JF_TRACE, RPC_JF_OPTIONS, RPC_JF_COUNT };
+typedef struct {
+  mlc_jspan_t f[RPC_JF_COUNT];
+  bool has[RPC_JF_COUNT];
+} rpc_job_view_t;
+/* Checks text[0, len) is one job object (whitespace around allowed) with
+ * rpc_check_job's rules and messages (`where` as there: "JOB: "), plus
+ * "<where> is not JSON: <why> at byte N" for bad syntax. */
+int rpc_job_scan(rpc_job_view_t *v, const char *text, size_t len, const char *where);
+/* rpc_job_scan, then the job's fields into *out (rpc_job_free). */
+int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *where);
+/* A checked identifier field (id, device_key) decoded into buf. */
+void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap);
 
 /* Spans in JSON text that parsed already (json_raw.c): the value of the
  * top-level member `key` of an object; the items of an array (exactly count
@@ -109,6 +122,10 @@ typedef struct {
  * the socket failed (context terminated). with_ident: the first frame is a
  * routing identity. Free with rpc_recv_free. */
 int rpc_recv(void *sock, bool with_ident, rpc_recv_t *r);
+/* rpc_recv, leaving the bodies of the commands in raw_cmds (bit 1 << cmd)
+ * unparsed and unchecked: msg.body is NULL and the caller reads and checks
+ * the body frame itself (the worker's JOBs: rpc_job_decode). */
+int rpc_recv_raw(void *sock, bool with_ident, unsigned raw_cmds, rpc_recv_t *r);
 void rpc_recv_free(rpc_recv_t *r);
 
 /* ------------------------------------------------------------------------ */

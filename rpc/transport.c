@@ -181,14 +181,14 @@ static int recv_rest(void *sock, zmq_msg_t *frames, int *n, int *extra) {
   return MLC_OK;
 }
 
-static void decode_frames(rpc_recv_t *r, zmq_msg_t *frames, int n, int base, int extra) {
+static void decode_frames(rpc_recv_t *r, zmq_msg_t *frames, int n, int base, int extra, unsigned raw_cmds) {
   const void *ptrs[RECV_FRAMES];
   size_t lens[RECV_FRAMES];
   for (int i = base; i < n; i++) {
     ptrs[i - base] = zmq_msg_data(&frames[i]);
     lens[i - base] = zmq_msg_size(&frames[i]);
   }
-  r->decoded = rpc_msg_decode(&r->msg, ptrs, lens, n - base + extra);
+  r->decoded = rpc_msg_decode_raw(&r->msg, ptrs, lens, n - base + extra, raw_cmds);
   if (r->decoded != MLC_OK) {
     snprintf(r->error, sizeof r->error, "%s", mlc_error_last());
   } else {
@@ -198,7 +198,7 @@ static void decode_frames(rpc_recv_t *r, zmq_msg_t *frames, int n, int base, int
   }
 }
 
-int rpc_recv(void *sock, bool with_ident, rpc_recv_t *r) {
+int rpc_recv_raw(void *sock, bool with_ident, unsigned raw_cmds, rpc_recv_t *r) {
   r->ident_len = 0;
   r->user_id[0] = r->error[0] = '\0';
   r->msg.cmd = 0;
@@ -226,11 +226,13 @@ int rpc_recv(void *sock, bool with_ident, rpc_recv_t *r) {
      * ROUTER made up) */
     const char *uid = n > base ? zmq_msg_gets(&frames[n - 1], "User-Id") : NULL;
     if (uid) snprintf(r->user_id, sizeof r->user_id, "%s", uid);
-    decode_frames(r, frames, n, base, extra);
+    decode_frames(r, frames, n, base, extra, raw_cmds);
   }
   for (int i = 0; i < n; i++) zmq_msg_close(&frames[i]);
   return st;
 }
+
+int rpc_recv(void *sock, bool with_ident, rpc_recv_t *r) { return rpc_recv_raw(sock, with_ident, 0, r); }
 
 void rpc_recv_free(rpc_recv_t *r) {
   json_decref(r->msg.body);

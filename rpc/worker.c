@@ -4,7 +4,8 @@
  * through the caller's callback, and sends the RESULT back.
  *
  * Jobs run on runner threads (one per unit of capacity), never on the
- * thread that owns the socket: a measurement can take 30 s and more, and the
+ * thread that owns the socket (a worker with prefetch holds up to that many
+ * more in the queue, started in the order they came): a measurement can take 30 s and more, and the
  * broker declares a worker dead after a few missed heartbeats. Runners get
  * jobs from a locked queue and hand each encoded result back over an inproc
  * PUSH/PULL pair the main loop polls beside the broker's socket.
@@ -236,10 +237,15 @@ static void adopt_timing(worker_t *w, const json_t *beat) {
   if (w->next_beat > now + w->hb) w->next_beat = now + w->hb; /* a faster farm: beat sooner */
 }
 
+/* A JOB's body arrives unparsed (rpc_recv_raw): decoded here from its text,
+ * without a tree. A malformed one is answered like any malformed message. */
 static void take_job(worker_t *w, rpc_recv_t *r) {
   job_node_t *n = mlc_calloc(1, sizeof *n);
-  if (!n || rpc_job_from_json_text(&n->job, r->msg.body, zmq_msg_data(&r->body), zmq_msg_size(&r->body)) != MLC_OK) {
-    MLC_ERROR("worker: cannot take a job: %s", n ? mlc_error_last() : "out of memory");
+  int st = n ? rpc_job_decode(&n->job, zmq_msg_data(&r->body), zmq_msg_size(&r->body), "JOB: ") : MLC_ENOMEM;
+  if (st != MLC_OK) {
+    const char *why = n ? mlc_error_last() : "out of memory";
+    MLC_WARN("worker: cannot take a job: %s", why);
+    if (st == MLC_EPARSE) rpc_send_error(w->sock, NULL, 0, NULL, why);
     mlc_free(n);
     return;
   }
@@ -379,7 +385,7 @@ static int worker_loop(worker_t *w, volatile int *stop) {
     if (zmq_poll(items, 2, wait < 0 ? 0 : wait > 100 ? 100 : (long)wait) < 0 && zmq_errno() != EINTR)
       return mlc_error_set(MLC_EIO, "worker: poll: %s", zmq_strerror(zmq_errno()));
     rpc_recv_t r;
-    for (int i = 0; i < 64 && rpc_recv(w->sock, false, &r) == MLC_OK; i++) {
+    for (int i = 0; i < 64 && rpc_recv_raw(w->sock, false, 1u << RPC_JOB, &r) == MLC_OK; i++) {
       on_message(w, &r);
       rpc_recv_free(&r);
     }
@@ -414,6 +420,8 @@ static int check_options(const rpc_worker_options_t *o) {
   if (!o->worker_id || !*o->worker_id || strlen(o->worker_id) >= 64)
     return mlc_error_set(MLC_EINVAL, "worker: the worker id must have 1 to 63 bytes");
   if (o->capacity < 1 || o->capacity > 1024) return mlc_error_set(MLC_EINVAL, "worker: capacity %d outside [1, 1024]", o->capacity);
+  if (o->prefetch < 0 || o->prefetch > 1024)
+    return mlc_error_set(MLC_EINVAL, "worker: prefetch %d outside [0, 1024]", o->prefetch);
   if (o->heartbeat_ms < 0 || o->liveness < 0) return mlc_error_set(MLC_EINVAL, "worker: negative heartbeat or liveness");
   return MLC_OK;
 }
@@ -427,11 +435,12 @@ static int make_ready(worker_t *w) {
     json_decref(dev);
     return mlc_error_set(MLC_EINVAL, "worker: device_json: expected a JSON object");
   }
-  json_t *body = json_pack("{s:s, s:o, s:i, s:s}", "device_key", o->device_key, "device", dev, "capacity",
-                           o->capacity, "worker_id", o->worker_id);
+  json_t *body = json_pack("{s:s, s:o, s:i, s:s, s:i}", "device_key", o->device_key, "device", dev, "capacity",
+                           o->capacity, "worker_id", o->worker_id, "prefetch", o->prefetch);
   int st = body ? rpc_msg_encode_body(&w->ready, &w->ready_len, body)
                 : mlc_error_set(MLC_EINVAL, "worker: device key and worker id must be UTF-8");
-  if (st == MLC_OK && json_object_set_new(body, "capacity", json_integer(0)) != 0)
+  if (st == MLC_OK && (json_object_set_new(body, "capacity", json_integer(0)) != 0 ||
+                       json_object_set_new(body, "prefetch", json_integer(0)) != 0))
     st = mlc_error_set(MLC_ENOMEM, "out of memory");
   if (st == MLC_OK) st = rpc_msg_encode_body(&w->ready_drain, &w->ready_drain_len, body);
   json_decref(body);
@@ -457,8 +466,8 @@ int rpc_worker_run(const rpc_worker_options_t *opts, volatile int *stop) {
     st = mlc_error_set(MLC_EIO, "worker: results socket: %s", zmq_strerror(zmq_errno()));
   if (st == MLC_OK) st = runners_start(&w);
   if (st == MLC_OK) {
-    MLC_INFO("worker: %s serving %s through %s (capacity %d)", opts->worker_id, opts->device_key, opts->broker,
-             opts->capacity);
+    MLC_INFO("worker: %s serving %s through %s (capacity %d, prefetch %d)", opts->worker_id, opts->device_key,
+             opts->broker, opts->capacity, opts->prefetch);
     st = worker_loop(&w, stop ? stop : &never);
   }
   char detail[1024];

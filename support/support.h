@@ -289,6 +289,56 @@ int mlc_json_get_real(const json_t *obj, const char *key, double *out); /* ints 
 int mlc_json_get_str(const json_t *obj, const char *key, const char **out); /* borrowed */
 
 /* ------------------------------------------------------------------------ */
+/* JSON scanning (json_scan.c): validation without a tree                    */
+/* ------------------------------------------------------------------------ */
+
+/* For hot paths that keep or forward JSON bytes instead of reading them:
+ * checks RFC 8259 (grammar, escapes, UTF-8, at most 2048 levels, as jansson)
+ * without allocating. Duplicate keys are not detected (callers that care
+ * check the keys they read). */
+typedef struct {
+  const char *p, *end, *start; /* position, end, and the text's first byte */
+  const char *why;             /* the first failure (static text), else NULL */
+} mlc_jscan_t;
+
+/* A string's bytes between its quotes (escaped: it holds a backslash
+ * escape), or a whole value's bytes. Points into the scanned text. */
+typedef struct {
+  const char *p;
+  size_t len;
+  bool escaped;
+} mlc_jspan_t;
+
+void mlc_jscan_init(mlc_jscan_t *s, const char *text, size_t len);
+void mlc_jscan_ws(mlc_jscan_t *s);
+/* Skips whitespace; true when the next byte is c (not consumed). */
+bool mlc_jscan_at(mlc_jscan_t *s, char c);
+/* Records why (the first failure wins) and returns false. */
+bool mlc_jscan_fail(mlc_jscan_t *s, const char *why);
+/* One value (leading whitespace skipped); depth: the enclosing levels + 1. */
+bool mlc_jscan_value(mlc_jscan_t *s, int depth);
+/* The string at s->p (which must be '"'); its span into *out (NULL: skip). */
+bool mlc_jscan_string(mlc_jscan_t *s, mlc_jspan_t *out);
+/* Inside an object (after its '{'): the next member's key into *key, the
+ * position left at its value. False at the closing '}' (not consumed) or on
+ * bad JSON (s->why set). first: no member read yet. */
+bool mlc_jscan_member(mlc_jscan_t *s, bool first, mlc_jspan_t *key);
+/* MLC_EPARSE "<what> is not JSON: <why> at byte N" for the scan's state. */
+int mlc_jscan_error(const mlc_jscan_t *s, const char *what);
+/* MLC_OK when text[0..len) is one JSON value (whitespace around allowed);
+ * else mlc_jscan_error's MLC_EPARSE. */
+int mlc_json_check(const char *text, size_t len, const char *what);
+/* A scanned string's text with escapes decoded into out (room for sp->len +
+ * 1 bytes; the decoded form is never longer), NUL-terminated; returns its
+ * length. \u0000 is dropped (C strings cannot hold it) and reported in
+ * *had_nul (may be NULL); a lone surrogate becomes U+FFFD. */
+size_t mlc_jspan_decode(char *out, const mlc_jspan_t *sp, bool *had_nul);
+/* The same in arena (NULL: out of memory). */
+char *mlc_jspan_string(mlc_arena_t *arena, const mlc_jspan_t *sp);
+/* Length of the valid UTF-8 sequence at p (p < end), or 0 when it is not one. */
+size_t mlc_utf8_len(const unsigned char *p, const unsigned char *end);
+
+/* ------------------------------------------------------------------------ */
 /* Files                                                                     */
 /* ------------------------------------------------------------------------ */
 

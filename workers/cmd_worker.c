@@ -4,6 +4,7 @@
  *
  *   mlc-worker --broker ENDPOINT [--target T] [--device N]
  *              [--curve-keys DIR --key NAME] [--worker-id ID] [--health-file PATH]
+ *              [--prefetch N]
  *   mlc-worker health PATH [--max-age S] [--live]   (cmd_worker_health.c)
  *
  * Opens the device (worker.h: the backend for T's kind, the host CPU when no
@@ -60,6 +61,10 @@ static const char help[] =
     "  --health-file PATH  rewrite PATH every second with the worker's state (JSON)\n"
     "                      for probes; `" PROG " health PATH` checks it (exit 0 when\n"
     "                      fresh and connected; --live: fresh only)\n"
+    "  --prefetch N        hold up to N more jobs queued here (default 0): the next\n"
+    "                      job starts without a broker round trip, but a queued job\n"
+    "                      waits even when another worker is idle; for jobs of a\n"
+    "                      few milliseconds, not for long measurements\n"
     "\n"
     "SIGINT or SIGTERM: finish the running job, send its result, exit 0; a second\n"
     "one exits at once. Log level: MLC_LOG=debug|info|warn|error (default info).\n"
@@ -70,8 +75,9 @@ static const char help[] =
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
-  const char *broker, *target, *curve_keys, *key, *worker_id, *device, *health_file;
+  const char *broker, *target, *curve_keys, *key, *worker_id, *device, *health_file, *prefetch;
   bool helped;
+  int prefetch_n;
 } cli_t;
 
 /* "--name value" or "--name=value": 1 matched, 0 not this option, -1 no value. */
@@ -90,10 +96,10 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 }
 
 static int parse_option(cli_t *c, int argc, char **argv, int *i) {
-  static const char *const names[] = {"--broker",    "--target", "--curve-keys", "--key",
-                                      "--worker-id", "--device", "--health-file"};
-  const char **slots[] = {&c->broker,    &c->target, &c->curve_keys, &c->key,
-                          &c->worker_id, &c->device, &c->health_file};
+  static const char *const names[] = {"--broker",    "--target", "--curve-keys",  "--key",
+                                      "--worker-id", "--device", "--health-file", "--prefetch"};
+  const char **slots[] = {&c->broker,    &c->target, &c->curve_keys,  &c->key,
+                          &c->worker_id, &c->device, &c->health_file, &c->prefetch};
   const char *arg = argv[*i];
   if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
     c->helped = true;
@@ -124,6 +130,14 @@ static int parse_args(cli_t *c, int *device, int argc, char **argv) {
     if (errno || end == c->device || *end || v < 0 || v > 1024)
       return fail(EXIT_USAGE, "--device: '%s' is not a device number in [0, 1024]", c->device);
     *device = (int)v;
+  }
+  if (c->prefetch) {
+    char *end;
+    errno = 0;
+    long v = strtol(c->prefetch, &end, 10);
+    if (errno || end == c->prefetch || *end || v < 0 || v > 1024)
+      return fail(EXIT_USAGE, "--prefetch: '%s' is not a number of jobs in [0, 1024]", c->prefetch);
+    c->prefetch_n = (int)v;
   }
   return EXIT_OK;
 }
@@ -229,6 +243,7 @@ static int serve(const cli_t *c, const worker_device_t *dev) {
       .device_json = dev->device_json,
       .worker_id = dev->worker_id,
       .capacity = 1,
+      .prefetch = c->prefetch_n,
       .heartbeat_ms = MLC_RPC_HEARTBEAT_MS,
       .liveness = MLC_RPC_LIVENESS,
       .run = run_job,

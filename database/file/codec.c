@@ -44,7 +44,7 @@ static void put_str(mlc_strbuf_t *sb, const char *s) {
     } else if (*p < 0x20) {
       mlc_sb_printf(sb, "\\u%04x", *p++);
     } else {
-      size_t n = fscan_utf8_len(p, end);
+      size_t n = mlc_utf8_len(p, end);
       if (n) mlc_sb_appendn(sb, (const char *)p, n);
       else mlc_sb_append(sb, "\\ufffd");
       p += n ? n : 1;
@@ -75,7 +75,7 @@ static void put_real(mlc_strbuf_t *sb, double v) {
  * newlines into spaces keeps the value and the line whole. */
 static int put_json(mlc_strbuf_t *sb, const char *text, const char *what, const char *id) {
   size_t len = strlen(text);
-  if (fscan_json(text, len, what) != MLC_OK) {
+  if (mlc_json_check(text, len, what) != MLC_OK) {
     mlc_error_prefix("record %s", id);
     return mlc_error_set(MLC_EINVAL, "%s", mlc_error_last());
   }
@@ -161,14 +161,14 @@ int fcodec_hex_parse(const char *s, size_t len, uint64_t *v) {
 }
 
 static int get_hex(const fscan_record_t *sc, int f, uint64_t *v) {
-  const fspan_t *sp = &sc->f[f];
+  const mlc_jspan_t *sp = &sc->f[f];
   if (sp->escaped || fcodec_hex_parse(sp->p, sp->len, v) != MLC_OK)
     return mlc_error_set(MLC_EPARSE, "field '%s' must be 16 hex digits", fscan_field_name(f));
   return MLC_OK;
 }
 
 static int get_kind(const fscan_record_t *sc, mlc_error_kind_t *kind) {
-  const fspan_t *sp = &sc->f[FREC_ERROR_KIND];
+  const mlc_jspan_t *sp = &sc->f[FREC_ERROR_KIND];
   char name[32];
   if (!sp->escaped && sp->len < sizeof name) {
     memcpy(name, sp->p, sp->len);
@@ -180,7 +180,7 @@ static int get_kind(const fscan_record_t *sc, mlc_error_kind_t *kind) {
 }
 
 static int get_time(const fscan_record_t *sc, int64_t *us) {
-  const fspan_t *sp = &sc->f[FREC_CREATED_AT];
+  const mlc_jspan_t *sp = &sc->f[FREC_CREATED_AT];
   if (sp->escaped || fcodec_time_parse(sp->p, sp->len, us) != MLC_OK)
     return mlc_error_set(MLC_EPARSE, "field 'created_at' is not a UTC time: '%.*s'",
                          (int)(sp->len < 40 ? sp->len : 40), sp->p);
@@ -189,7 +189,7 @@ static int get_time(const fscan_record_t *sc, int64_t *us) {
 
 /* run_secs (a JSON array, already scanned) into out[0..cap); *n is how many
  * there are (may exceed cap: call again with room). */
-static int get_runs(const fspan_t *sp, double *out, size_t cap, size_t *n) {
+static int get_runs(const mlc_jspan_t *sp, double *out, size_t cap, size_t *n) {
   const char *p = sp->p + 1, *end = sp->p + sp->len - 1; /* inside the brackets */
   *n = 0;
   for (;;) {
@@ -209,13 +209,13 @@ static int get_runs(const fspan_t *sp, double *out, size_t cap, size_t *n) {
  * no decoding (not terminated: *len says where it ends), else in scratch. */
 static int get_span_str(const fscan_record_t *sc, int f, mlc_arena_t *scratch, const char **s,
                         size_t *len) {
-  const fspan_t *sp = &sc->f[f];
+  const mlc_jspan_t *sp = &sc->f[f];
   if (!sp->escaped) {
     *s = sp->p;
     *len = sp->len;
     return MLC_OK;
   }
-  char *text = scratch ? fscan_string(scratch, sp) : NULL;
+  char *text = scratch ? mlc_jspan_string(scratch, sp) : NULL;
   if (!text) return mlc_error_set(MLC_ENOMEM, "out of memory loading records");
   *s = text;
   *len = strlen(text);
@@ -263,11 +263,11 @@ int fcodec_record_parse(db_record_t *r, const char *line, size_t len, mlc_arena_
   r->trace_hash = m.trace_hash;
   r->error_kind = m.error_kind;
   r->created_at_us = m.created_at_us;
-  r->target = fscan_string(arena, &sc.f[FREC_TARGET]);
-  r->device_key = fscan_string(arena, &sc.f[FREC_DEVICE_KEY]);
-  r->error_msg = fscan_string(arena, &sc.f[FREC_ERROR_MSG]);
-  r->compiler_version = fscan_string(arena, &sc.f[FREC_COMPILER_VERSION]);
-  r->worker_id = fscan_string(arena, &sc.f[FREC_WORKER_ID]);
+  r->target = mlc_jspan_string(arena, &sc.f[FREC_TARGET]);
+  r->device_key = mlc_jspan_string(arena, &sc.f[FREC_DEVICE_KEY]);
+  r->error_msg = mlc_jspan_string(arena, &sc.f[FREC_ERROR_MSG]);
+  r->compiler_version = mlc_jspan_string(arena, &sc.f[FREC_COMPILER_VERSION]);
+  r->worker_id = mlc_jspan_string(arena, &sc.f[FREC_WORKER_ID]);
   r->device_json = mlc_arena_strndup(arena, sc.f[FREC_DEVICE].p, sc.f[FREC_DEVICE].len);
   r->trace_json = mlc_arena_strndup(arena, sc.f[FREC_TRACE].p, sc.f[FREC_TRACE].len);
   size_t n;

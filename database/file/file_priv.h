@@ -110,30 +110,15 @@ enum {
   FREC_COUNT
 };
 
-/* Bytes of a line: a string's contents between its quotes (escaped: holds a
- * backslash escape), or a whole JSON value. */
 typedef struct {
-  const char *p;
-  size_t len;
-  bool escaped;
-} fspan_t;
-
-typedef struct {
-  fspan_t f[FREC_COUNT];
+  mlc_jspan_t f[FREC_COUNT];
 } fscan_record_t;
 
-/* MLC_OK when text[0..len) is one JSON value (whitespace around allowed);
- * MLC_EPARSE "<what> is not JSON: <why> at byte N". */
-int fscan_json(const char *text, size_t len, const char *what);
 /* Finds every field of a record line (unknown keys are skipped, for lines
  * from newer writers); MLC_EPARSE for bad JSON, a missing, repeated or
  * mistyped field. */
 int fscan_record(fscan_record_t *out, const char *line, size_t len);
-/* A string field's text, escapes decoded, in arena (NULL: out of memory). */
-char *fscan_string(mlc_arena_t *arena, const fspan_t *sp);
 const char *fscan_field_name(int f);
-/* Length of the valid UTF-8 sequence at p (p < end), or 0 when it is not one. */
-size_t fscan_utf8_len(const unsigned char *p, const unsigned char *end);
 
 /* ---- codec.c: lines and timestamps -------------------------------------- */
 

@@ -130,8 +130,8 @@ static inline void *t_worker_main(void *arg) {
 }
 
 /* Starts a worker thread on endpoint for key (caller frees with t_worker_stop). */
-static inline t_worker_t *t_worker(const char *endpoint, const char *key, const char *id, int capacity,
-                                   int sleep_ms, const char *curve_keys) {
+static inline t_worker_t *t_worker_prefetch(const char *endpoint, const char *key, const char *id, int capacity,
+                                            int prefetch, int sleep_ms, const char *curve_keys) {
   t_worker_t *w = calloc(1, sizeof *w);
   assert_non_null(w);
   snprintf(w->id, sizeof w->id, "%s", id);
@@ -145,11 +145,17 @@ static inline t_worker_t *t_worker(const char *endpoint, const char *key, const 
   w->o.device_json = "{\"kind\":\"test\"}";
   w->o.worker_id = w->id;
   w->o.capacity = capacity;
+  w->o.prefetch = prefetch;
   w->o.heartbeat_ms = TEST_HB_MS;
   w->o.run = t_echo;
   w->o.payload = w;
   assert_int_equal(pthread_create(&w->thread, NULL, t_worker_main, w), 0);
   return w;
+}
+
+static inline t_worker_t *t_worker(const char *endpoint, const char *key, const char *id, int capacity,
+                                   int sleep_ms, const char *curve_keys) {
+  return t_worker_prefetch(endpoint, key, id, capacity, 0, sleep_ms, curve_keys);
 }
 
 static inline void t_worker_stop(t_worker_t *w) {
@@ -280,21 +286,24 @@ static inline int t_recv(void *s, int timeout_ms, json_t **body) {
   return 0;
 }
 
-/* A worker that announces itself, heartbeats until it gets a JOB, and then
- * goes silent (a hung or partitioned worker). */
+/* A worker that announces itself (capacity 1, prefetch P), heartbeats until
+ * it gets a JOB, and then goes silent (a hung or partitioned worker); it
+ * still counts the JOBs that reach it (njobs). */
 typedef struct {
   pthread_t thread;
   void *ctx;
   char endpoint[256], key[64], id[64];
   char job_id[40], workload[40];
-  volatile int got_job, stop;
+  int prefetch;
+  volatile int got_job, njobs, stop;
 } t_fake_t;
 
 static inline void *t_fake_main(void *arg) {
   t_fake_t *f = arg;
   void *s = t_dealer(f->ctx, f->endpoint);
   char ready[256];
-  snprintf(ready, sizeof ready, "{\"device_key\":\"%s\",\"device\":{},\"capacity\":1,\"worker_id\":\"%s\"}", f->key, f->id);
+  snprintf(ready, sizeof ready, "{\"device_key\":\"%s\",\"device\":{},\"capacity\":1,\"worker_id\":\"%s\",\"prefetch\":%d}",
+           f->key, f->id, f->prefetch);
   t_send(s, RPC_READY, ready);
   int64_t next_beat = 0;
   while (!f->stop) {
@@ -304,6 +313,7 @@ static inline void *t_fake_main(void *arg) {
     }
     json_t *body;
     int cmd = t_recv(s, 20, &body);
+    if (cmd == RPC_JOB) f->njobs++;
     if (cmd == RPC_JOB && !f->got_job) {
       snprintf(f->job_id, sizeof f->job_id, "%s", json_string_value(json_object_get(body, "id")));
       snprintf(f->workload, sizeof f->workload, "%s", json_string_value(json_object_get(body, "workload")));
@@ -315,15 +325,21 @@ static inline void *t_fake_main(void *arg) {
   return NULL;
 }
 
-static inline t_fake_t *t_fake(void *ctx, const char *endpoint, const char *key, const char *id) {
+static inline t_fake_t *t_fake_prefetch(void *ctx, const char *endpoint, const char *key, const char *id,
+                                        int prefetch) {
   t_fake_t *f = calloc(1, sizeof *f);
   assert_non_null(f);
   f->ctx = ctx;
+  f->prefetch = prefetch;
   snprintf(f->endpoint, sizeof f->endpoint, "%s", endpoint);
   snprintf(f->key, sizeof f->key, "%s", key);
   snprintf(f->id, sizeof f->id, "%s", id);
   assert_int_equal(pthread_create(&f->thread, NULL, t_fake_main, f), 0);
   return f;
+}
+
+static inline t_fake_t *t_fake(void *ctx, const char *endpoint, const char *key, const char *id) {
+  return t_fake_prefetch(ctx, endpoint, key, id, 0);
 }
 
 static inline void t_fake_stop(t_fake_t *f) {

@@ -177,6 +177,42 @@ static void test_two_clients_share_workers_fairly(void **state) {
   rpc_broker_stop(b);
 }
 
+/* A worker with prefetch 3 holds four jobs (one running, three queued at
+ * the worker); stopped, it finishes what it started and hands the rest
+ * back, which another worker then runs: every job answered once. */
+static void test_prefetch_holds_jobs_and_a_stopping_worker_hands_them_back(void **state) {
+  (void)state;
+  rpc_broker_t *b = t_broker(NULL, 0, NULL);
+  const char *ep = rpc_broker_endpoint(b);
+  t_worker_t *w1 = t_worker_prefetch(ep, "key-a", "p1", 1, 3, 100, NULL);
+  t_wait_stat(ep, "key-a", "workers", 1);
+  static t_batch_t batch;
+  const char *keys[] = {"key-a"};
+  t_batch_init(&batch, 8, keys, 1, "w");
+  t_client_run_t run = {.batch = &batch, .timeout_ms = 15000};
+  assert_int_equal(rpc_client_open(&run.client, ep, NULL, NULL), MLC_OK);
+  assert_int_equal(pthread_create(&run.thread, NULL, t_client_main, &run), 0);
+  t_wait_stat(ep, "key-a", "running", 4);
+  assert_int_equal(t_stat(ep, "key-a", "queued"), 4);
+  w1->stop = 1;
+  pthread_join(w1->thread, NULL);
+  assert_int_equal(w1->status, MLC_OK);
+  int ran = w1->nrun;
+  assert_true(ran >= 1 && ran <= 2); /* what it had started when told to stop */
+  t_wait_stat(ep, "key-a", "queued", 8 - ran);
+  assert_true(t_stat(ep, "key-a", "requeued") >= 2);
+  t_worker_t *w2 = t_worker(ep, "key-a", "p2", 1, 0, NULL);
+  pthread_join(run.thread, NULL);
+  assert_int_equal(run.status, MLC_OK);
+  t_batch_check_echo(&batch);
+  assert_int_equal(w2->nrun, 8 - ran);
+  rpc_client_close(run.client);
+  t_worker_stop(w2);
+  pthread_mutex_destroy(&w1->lock);
+  free(w1);
+  rpc_broker_stop(b);
+}
+
 static void test_bad_options_are_refused(void **state) {
   (void)state;
   rpc_broker_options_t o;
@@ -191,6 +227,10 @@ static void test_bad_options_are_refused(void **state) {
   assert_int_equal(rpc_broker_start(&b, &o), MLC_EINVAL);
   rpc_worker_options_t wo = {0};
   assert_int_equal(rpc_worker_run(&wo, NULL), MLC_EINVAL);
+  wo = (rpc_worker_options_t){.broker = "tcp://127.0.0.1:1", .device_key = "k", .worker_id = "w", .capacity = 1,
+                              .prefetch = 1025, .run = t_echo};
+  assert_int_equal(rpc_worker_run(&wo, NULL), MLC_EINVAL);
+  assert_non_null(strstr(mlc_error_last(), "prefetch 1025"));
   rpc_client_t *c = NULL;
   assert_int_equal(rpc_client_open(&c, "", NULL, NULL), MLC_EINVAL);
   assert_int_equal(rpc_client_open(&c, "tcp://127.0.0.1:1", NULL, NULL), MLC_OK);
@@ -217,6 +257,7 @@ int main(void) {
       cmocka_unit_test(test_submit_beyond_the_bound_gets_busy),
       cmocka_unit_test(test_client_disconnect_drops_its_queued_jobs),
       cmocka_unit_test(test_two_clients_share_workers_fairly),
+      cmocka_unit_test(test_prefetch_holds_jobs_and_a_stopping_worker_hands_them_back),
       cmocka_unit_test(test_bad_options_are_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -454,6 +454,90 @@ static void test_job_text_is_the_job_json(void **state) {
   json_decref(job.options);
 }
 
+/* The worker reads JOBs from their text (rpc_job_decode) instead of the
+ * tree: it accepts what the tree checks accept, with the same values, and
+ * refuses what they refuse, naming the field. */
+#define JOB_REST "\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"llvm\",\"trace\":[[],[]]"
+static void test_job_text_decoding_agrees_with_the_tree(void **state) {
+  (void)state;
+  static const char *const good[] = {
+      "{\"id\":\"j1\"," JOB_REST "}",
+      " {\"id\":\"a\\u0062c\",\"device_key\":\"k\\\"1\",\"workload\":\"line\\nnext \\u00e9 \\ud83d\\ude00\","
+      "\"target\":\"llvm\",\"trace\":[[[\"GetBlock\",[],[\"C\",\"main\"],[\"b0\"]]],[]],\"options\":null}\n",
+      "{\"id\":\"j2\"," JOB_REST ",\"options\":{\"number\":3,\"check\":true},\"extra\":{\"x\":[1,2.5e3]}}",
+  };
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    rpc_msg_t m;
+    assert_int_equal(decode3(&m, MLC_RPC_PROTOCOL, RPC_JOB, good[i]), MLC_OK);
+    rpc_job_t tree, text;
+    assert_int_equal(rpc_job_from_json(&tree, m.body), MLC_OK);
+    if (rpc_job_decode(&text, good[i], strlen(good[i]), "JOB: ") != MLC_OK) {
+      print_error("%s: %s\n", good[i], mlc_error_last());
+      fail();
+    }
+    assert_string_equal(text.id, tree.id);
+    assert_string_equal(text.device_key, tree.device_key);
+    assert_string_equal(text.workload, tree.workload);
+    assert_string_equal(text.target, tree.target);
+    json_t *a = json_loads(text.trace_json, 0, NULL), *b = json_loads(tree.trace_json, 0, NULL);
+    assert_true(json_equal(a, b));
+    assert_true(text.options == tree.options || json_equal(text.options, tree.options));
+    json_decref(a);
+    json_decref(b);
+    rpc_job_free(&text);
+    rpc_job_free(&tree);
+    json_decref(m.body);
+  }
+  static const struct {
+    const char *body, *detail;
+  } bad[] = {
+      {"[]", "JOB: expected a JSON object"},
+      {"{" JOB_REST "}", "JOB: id: missing"},
+      {"{\"id\":\"\"," JOB_REST "}", "JOB: id: must not be empty"},
+      {"{\"id\":\"0123456789012345678901234567890123456789\"," JOB_REST "}", "JOB: id: longer than 39 bytes"},
+      {"{\"id\":\"a\\u0001\"," JOB_REST "}", "JOB: id: control character at byte 1"},
+      {"{\"id\":\"a\",\"device_key\":7,\"workload\":\"w\",\"target\":\"llvm\",\"trace\":[]}",
+       "JOB: device_key: expected a string"},
+      {"{\"id\":\"a\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"llvm\",\"trace\":{}}",
+       "JOB: trace: expected a JSON array"},
+      {"{\"id\":\"a\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"llvm\"}", "JOB: trace: missing"},
+      {"{\"id\":\"a\"," JOB_REST ",\"options\":3}", "JOB: options: expected a JSON object"},
+      {"{\"id\":\"a\",\"id\":\"b\"," JOB_REST "}", "JOB: id: appears twice"},
+      {"{\"id\":\"a\"," JOB_REST, "JOB is not JSON: an unterminated object"},
+      {"{\"id\":\"a\"," JOB_REST "} x", "JOB is not JSON: trailing characters at byte"},
+      {"{\"id\":\"a\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"llvm\",\"trace\":[1,]}",
+       "JOB is not JSON: a bad number at byte 70"},
+      {"{\"id\":\"a\\u0000b\"," JOB_REST "}", "JOB: id: \\u0000 is not allowed"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    rpc_msg_t m;
+    assert_int_equal(decode3(&m, MLC_RPC_PROTOCOL, RPC_JOB, bad[i].body), MLC_EPARSE); /* the tree refuses it too */
+    rpc_job_t job;
+    int st = rpc_job_decode(&job, bad[i].body, strlen(bad[i].body), "JOB: ");
+    if (st != MLC_EPARSE || !strstr(mlc_error_last(), bad[i].detail)) {
+      print_error("%s: status %d, '%s', expected '%s'\n", bad[i].body, st, mlc_error_last(), bad[i].detail);
+      fail();
+    }
+    assert_null(job.workload);
+  }
+}
+
+/* A raw decode leaves the chosen command's body to the caller. */
+static void test_raw_decode_leaves_the_body(void **state) {
+  (void)state;
+  unsigned char c = RPC_JOB;
+  const char *body = "{not even json";
+  const void *frames[3] = {MLC_RPC_PROTOCOL, &c, body};
+  size_t lens[3] = {5, 1, strlen(body)};
+  rpc_msg_t m;
+  assert_int_equal(rpc_msg_decode_raw(&m, frames, lens, 3, 1u << RPC_JOB), MLC_OK);
+  assert_int_equal(m.cmd, RPC_JOB);
+  assert_null(m.body);
+  assert_int_equal(rpc_msg_decode_raw(&m, frames, lens, 3, 1u << RPC_RESULT), MLC_EPARSE);
+  lens[0] = 4; /* the frames are still checked */
+  assert_int_equal(rpc_msg_decode_raw(&m, frames, lens, 3, 1u << RPC_JOB), MLC_EPARSE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_job_round_trips_through_the_wire),
@@ -467,6 +551,8 @@ int main(void) {
       cmocka_unit_test(test_messages_stay_valid_utf8),
       cmocka_unit_test(test_raw_spans_are_the_values_as_written),
       cmocka_unit_test(test_job_text_is_the_job_json),
+      cmocka_unit_test(test_job_text_decoding_agrees_with_the_tree),
+      cmocka_unit_test(test_raw_decode_leaves_the_body),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,6 +156,46 @@ static void test_load_file_reads_and_reports_the_path(void **state) {
   rmdir(dir);
 }
 
+/* The scanner (json_scan.c) accepts what jansson accepts and says where
+ * and why it stops otherwise; string spans decode to jansson's values. */
+static void test_scanner_agrees_with_jansson(void **state) {
+  (void)state;
+  static const char *const texts[] = {
+      "[]", " {\"a\":[1,-2.5e-3,true,false,null,{}]} ", "\"\\u00e9\\ud83d\\ude00\\n\"", "0", "-0.0E+1",
+      "[1,]", "{\"a\" 1}", "01", "[\"\\x\"]", "\"\xc3\x28\"", "[", "{\"a\":1}}", "nul", "\"a\tb\"", "",
+  };
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+    json_t *j = json_loadb(texts[i], strlen(texts[i]), JSON_DECODE_ANY, NULL);
+    int st = mlc_json_check(texts[i], strlen(texts[i]), "the text");
+    if ((st == MLC_OK) != (j != NULL)) {
+      print_error("'%s': scanner %d, jansson %s\n", texts[i], st, j ? "accepts" : "refuses");
+      fail();
+    }
+    if (st != MLC_OK) assert_non_null(strstr(mlc_error_last(), "the text is not JSON: "));
+    json_decref(j);
+  }
+  assert_int_equal(mlc_json_check("[1,]", 4, "x"), MLC_EPARSE);
+  assert_string_equal(mlc_error_last(), "x is not JSON: a bad number at byte 4");
+  char deep[5000];
+  memset(deep, '[', 2500);
+  memset(deep + 2500, ']', 2500);
+  assert_int_equal(mlc_json_check(deep, sizeof deep, "deep"), MLC_EPARSE);
+  assert_non_null(strstr(mlc_error_last(), "deeper than 2048"));
+  /* a string span decodes to what jansson makes of it */
+  const char *text = "\"a\\\"b\\\\c\\/d\\u00e9\\ud83d\\ude00\\ud800x\\u0000y\"";
+  mlc_jscan_t s;
+  mlc_jscan_init(&s, text, strlen(text));
+  mlc_jspan_t sp;
+  assert_true(mlc_jscan_string(&s, &sp));
+  assert_true(sp.escaped);
+  char out[64];
+  bool nul;
+  size_t n = mlc_jspan_decode(out, &sp, &nul);
+  assert_true(nul); /* \u0000 dropped, and said */
+  assert_string_equal(out, "a\"b\\c/d\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdxy");
+  assert_int_equal(n, strlen(out));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_dumps_is_compact_with_sorted_keys_at_every_level, clear_error),
@@ -167,6 +207,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_getters_return_typed_values, clear_error),
       cmocka_unit_test_teardown(test_getter_errors_name_the_key, clear_error),
       cmocka_unit_test_teardown(test_load_file_reads_and_reports_the_path, clear_error),
+      cmocka_unit_test_teardown(test_scanner_agrees_with_jansson, clear_error),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
 # the probes of deploy/ (docs/mlc-worker.md): a worker connected to a broker
 # is healthy; once the broker is gone it is live but not ready; a stopped
 # (frozen) worker's file goes stale; a worker that exits removes its file;
-# bad usage and bad files give exit 2 and 1 with the reason.
+# bad usage and bad files give exit 2 and 1 with the reason. The worker
+# asks for prefetch (--prefetch 2) and the broker hears it; a bad
+# --prefetch is exit 2.
 #
 # Usage: bash cli_worker_health.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -54,16 +56,24 @@ echo '{not json' >"$TMP/bad.json"
 health 1 "$TMP/bad.json"
 has "unreadable health file"
 
-"$BUILD/mlc-broker" --bind "$EP" 2>"$TMP/broker.log" &
+timeout 10 "$BUILD/mlc-worker" --broker "$EP" --prefetch many 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "--prefetch many exited $rc, expected 2"
+has "--prefetch: 'many' is not a number of jobs in [0, 1024]"
+
+MLC_LOG=info "$BUILD/mlc-broker" --bind "$EP" 2>"$TMP/broker.log" &
 BROKER=$!
 PIDS+=("$BROKER")
-MLC_LOG=warn "$BUILD/mlc-worker" --broker "$EP" --health-file "$HF" --worker-id probe-test 2>"$TMP/worker.log" &
+MLC_LOG=warn "$BUILD/mlc-worker" --broker "$EP" --health-file "$HF" --worker-id probe-test --prefetch 2 \
+  2>"$TMP/worker.log" &
 WORKER=$!
 PIDS+=("$WORKER")
 
 if wait_healthy "$HF" 40; then
   grep -q '"worker_id":"probe-test"' "$HF" || fail "health file lacks the worker id: $(cat "$HF")"
   grep -q '"connected":true' "$HF" || fail "health file does not say connected: $(cat "$HF")"
+  grep -qF "worker probe-test ready for" "$TMP/broker.log" && grep -qF "(capacity 1, prefetch 2)" "$TMP/broker.log" ||
+    fail "the broker did not hear the prefetch: $(grep ready "$TMP/broker.log")"
   # The broker goes away: still live, no longer ready (3 missed beats).
   kill -KILL "$BROKER"
   end=$((SECONDS + 15))

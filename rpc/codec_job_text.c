@@ -1,0 +1,157 @@
+/*
+ * codec_job_text.c - jobs read from their JSON text without a tree: the
+ * shape checks of rpc_check_job, done by support's validating scanner
+ * (json_scan.c), for the hot paths that see every job: the worker decoding
+ * each JOB and the broker reading each SUBMIT.
+ *
+ * Why: a job is mostly its trace, which these paths only pass on. Parsing
+ * it into a jansson tree and freeing it again was the largest per-job cost
+ * of the farm (bench_farm: ~15% of all CPU on the worker's thread alone).
+ * The checks and their messages are rpc_check_job's; the differences are
+ * in what jansson would also refuse deep inside the trace (a duplicate key
+ * or \u0000 in an object within it), which the trace's own reader (the
+ * schedule library, jansson) refuses when the job is replayed.
+ */
+#include "rpc/rpc_priv.h"
+
+#include <string.h>
+
+static const char *const fields[RPC_JF_COUNT] = {"id", "device_key", "workload", "target", "trace", "options"};
+
+static int field_of(const mlc_jspan_t *key) {
+  for (int f = 0; f < RPC_JF_COUNT; f++)
+    if (!key->escaped && key->len == strlen(fields[f]) && memcmp(key->p, fields[f], key->len) == 0) return f;
+  return -1;
+}
+
+/* A member's value: strings for the string fields, an array for the trace;
+ * any JSON for options (checked after) and for keys this version does not
+ * know (ignored, as in the tree checks). */
+static int scan_field(mlc_jscan_t *s, int f, rpc_job_view_t *v, const char *where) {
+  const char *start = s->p;
+  if (f >= 0 && f < RPC_JF_TRACE) {
+    if (s->p >= s->end || *s->p != '"') return mlc_error_set(MLC_EPARSE, "%s%s: expected a string", where, fields[f]);
+    return mlc_jscan_string(s, &v->f[f]) ? MLC_OK : MLC_EPARSE;
+  }
+  if (f == RPC_JF_TRACE && (s->p >= s->end || *s->p != '['))
+    return mlc_error_set(MLC_EPARSE, "%strace: expected a JSON array", where);
+  if (!mlc_jscan_value(s, 2)) return MLC_EPARSE;
+  if (f >= 0) v->f[f] = (mlc_jspan_t){start, (size_t)(s->p - start), false};
+  return MLC_OK;
+}
+
+/* A string field's checks (rpc_check_str's): decoded into buf (cap bytes)
+ * when it fits. maxlen 0: any length, nothing decoded. */
+static int check_string(const rpc_job_view_t *v, int f, const char *where, size_t maxlen) {
+  const mlc_jspan_t *sp = &v->f[f];
+  if (!v->has[f]) return mlc_error_set(MLC_EPARSE, "%s%s: missing", where, fields[f]);
+  if (sp->len == 0) return mlc_error_set(MLC_EPARSE, "%s%s: must not be empty", where, fields[f]);
+  char buf[6 * 64 + 1]; /* "\uXXXX" is the longest escape: 6 bytes for 1 */
+  bool nul = false;
+  size_t n = 0;
+  if (maxlen && sp->len < sizeof buf) n = mlc_jspan_decode(buf, sp, &nul);
+  else if (maxlen) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
+  if (maxlen && n == 0 && !nul) return mlc_error_set(MLC_EPARSE, "%s%s: must not be empty", where, fields[f]);
+  if (maxlen && n >= maxlen) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
+  if (nul) return mlc_error_set(MLC_EPARSE, "%s%s: \\u0000 is not allowed", where, fields[f]);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+      return mlc_error_set(MLC_EPARSE, "%s%s: control character at byte %zu", where, fields[f], i);
+  return MLC_OK;
+}
+
+int rpc_job_scan(rpc_job_view_t *v, const char *text, size_t len, const char *where) {
+  memset(v, 0, sizeof *v);
+  mlc_jscan_t s;
+  mlc_jscan_init(&s, text, len);
+  size_t n = strlen(where);
+  while (n && (where[n - 1] == ' ' || where[n - 1] == ':' || where[n - 1] == '.')) n--;
+  char what[64];
+  snprintf(what, sizeof what, "%.*s", (int)n, where);
+  if (!mlc_jscan_at(&s, '{')) {
+    if (mlc_jscan_value(&s, 1)) return mlc_error_set(MLC_EPARSE, "%s: expected a JSON object", what);
+    return mlc_jscan_error(&s, what);
+  }
+  s.p++;
+  mlc_jspan_t key;
+  for (bool first = true; mlc_jscan_member(&s, first, &key); first = false) {
+    int f = field_of(&key);
+    if (f >= 0 && v->has[f]) return mlc_error_set(MLC_EPARSE, "%s%s: appears twice", where, fields[f]);
+    int st = scan_field(&s, f, v, where);
+    if (st != MLC_OK) return s.why ? mlc_jscan_error(&s, what) : st;
+    if (f >= 0) v->has[f] = true;
+  }
+  if (s.why) return mlc_jscan_error(&s, what);
+  s.p++; /* the closing brace */
+  mlc_jscan_ws(&s);
+  if (s.p != s.end) return mlc_jscan_error(&s, what); /* "trailing characters" */
+  int st = check_string(v, RPC_JF_ID, where, 40);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_DEVICE_KEY, where, 64);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_WORKLOAD, where, 0);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_TARGET, where, 0);
+  if (st != MLC_OK) return st;
+  if (!v->has[RPC_JF_TRACE]) return mlc_error_set(MLC_EPARSE, "%strace: missing", where);
+  const mlc_jspan_t *o = &v->f[RPC_JF_OPTIONS];
+  if (v->has[RPC_JF_OPTIONS] && o->p[0] != '{' && !(o->len == 4 && memcmp(o->p, "null", 4) == 0))
+    return mlc_error_set(MLC_EPARSE, "%soptions: expected a JSON object", where);
+  return MLC_OK;
+}
+
+/* A string field into a new heap string (NULL: out of memory); *nul set
+ * when it held \u0000 (which jansson refuses too). */
+static char *field_dup(const mlc_jspan_t *sp, bool *nul) {
+  char *out = mlc_malloc(sp->len + 1);
+  bool had = false;
+  if (out) mlc_jspan_decode(out, sp, &had);
+  *nul |= had;
+  return out;
+}
+
+int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *where) {
+  if (!out) return mlc_error_set(MLC_EINVAL, "rpc_job_decode: NULL out");
+  memset(out, 0, sizeof *out);
+  rpc_job_view_t v;
+  int st = rpc_job_scan(&v, text, len, where);
+  if (st != MLC_OK) return st;
+  rpc_job_view_string(&v, RPC_JF_ID, out->id, sizeof out->id);
+  rpc_job_view_string(&v, RPC_JF_DEVICE_KEY, out->device_key, sizeof out->device_key);
+  bool nul = false;
+  out->workload = field_dup(&v.f[RPC_JF_WORKLOAD], &nul);
+  out->target = field_dup(&v.f[RPC_JF_TARGET], &nul);
+  if (nul) {
+    rpc_job_free(out);
+    return mlc_error_set(MLC_EPARSE, "%sworkload or target: \\u0000 is not allowed", where);
+  }
+  const mlc_jspan_t *t = &v.f[RPC_JF_TRACE];
+  if ((out->trace_json = mlc_malloc(t->len + 1)) != NULL) {
+    memcpy(out->trace_json, t->p, t->len);
+    out->trace_json[t->len] = '\0';
+  }
+  const mlc_jspan_t *o = &v.f[RPC_JF_OPTIONS];
+  if (v.has[RPC_JF_OPTIONS] && o->p[0] == '{') {
+    json_error_t err;
+    out->options = json_loadb(o->p, o->len, JSON_REJECT_DUPLICATES, &err);
+    if (!out->options) {
+      rpc_job_free(out);
+      return mlc_error_set(MLC_EPARSE, "%soptions: %s", where, err.text);
+    }
+  }
+  if (!out->workload || !out->target || !out->trace_json) {
+    rpc_job_free(out);
+    return mlc_error_set(MLC_ENOMEM, "out of memory decoding a job");
+  }
+  return MLC_OK;
+}
+
+void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap) {
+  const mlc_jspan_t *sp = &v->f[f];
+  char tmp[6 * 64 + 1];
+  if (sp->len >= sizeof tmp || cap == 0) { /* rpc_job_scan refused those */
+    if (cap) buf[0] = '\0';
+    return;
+  }
+  size_t n = mlc_jspan_decode(tmp, sp, NULL);
+  if (n >= cap) n = cap - 1;
+  memcpy(buf, tmp, n);
+  buf[n] = '\0';
+}
