@@ -114,6 +114,20 @@ static int parse_option(cli_t *c, int argc, char **argv, int *i) {
   return fail(EXIT_USAGE, "unexpected argument '%s' (see `" PROG " --help`)", arg);
 }
 
+/* An option's value as an integer in [0, 1024] (absent: 0); exit 2 naming
+ * it otherwise. what: "a device number". */
+static int parse_small(const char *name, const char *text, const char *what, int *out) {
+  *out = 0;
+  if (!text) return EXIT_OK;
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || end == text || *end || v < 0 || v > 1024)
+    return fail(EXIT_USAGE, "%s: '%s' is not %s in [0, 1024]", name, text, what);
+  *out = (int)v;
+  return EXIT_OK;
+}
+
 static int parse_args(cli_t *c, int *device, int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     int code = parse_option(c, argc, argv, &i);
@@ -122,24 +136,8 @@ static int parse_args(cli_t *c, int *device, int argc, char **argv) {
   if (c->helped) return EXIT_OK;
   if (!c->broker || !*c->broker) return fail(EXIT_USAGE, "--broker ENDPOINT is required (see `" PROG " --help`)");
   if (!c->curve_keys != !c->key) return fail(EXIT_USAGE, "--curve-keys and --key go together");
-  *device = 0;
-  if (c->device) {
-    char *end;
-    errno = 0;
-    long v = strtol(c->device, &end, 10);
-    if (errno || end == c->device || *end || v < 0 || v > 1024)
-      return fail(EXIT_USAGE, "--device: '%s' is not a device number in [0, 1024]", c->device);
-    *device = (int)v;
-  }
-  if (c->prefetch) {
-    char *end;
-    errno = 0;
-    long v = strtol(c->prefetch, &end, 10);
-    if (errno || end == c->prefetch || *end || v < 0 || v > 1024)
-      return fail(EXIT_USAGE, "--prefetch: '%s' is not a number of jobs in [0, 1024]", c->prefetch);
-    c->prefetch_n = (int)v;
-  }
-  return EXIT_OK;
+  int code = parse_small("--device", c->device, "a device number", device);
+  return code == EXIT_OK ? parse_small("--prefetch", c->prefetch, "a number of jobs", &c->prefetch_n) : code;
 }
 
 /* ------------------------------------------------------------------------ */
