@@ -39,23 +39,26 @@ static void check_job(const json_t *j, const json_t *body) {
   rpc_job_free(&job);
 }
 
-/* The broker forwards each job of a SUBMIT as the text it arrived in: the
- * spans it finds must hold exactly the values jansson parsed. */
-static void check_spans(const rpc_msg_t *m, const char *text, size_t len) {
-  const json_t *jobs = json_object_get(m->body, "jobs");
-  size_t n = json_array_size(jobs), start, end, at;
-  if (rpc_json_raw_member(text, len, "jobs", &start, &end) != MLC_OK) return; /* escaped key: printed instead */
-  if (rpc_json_raw_find(text, len, "jobs", &at) != MLC_OK || at != start) fail("find and member disagree", m->body);
-  size_t *starts = malloc(2 * n * sizeof *starts);
-  if (!starts) return;
-  /* as the broker does it: from the array's start to the end of the text */
-  if (rpc_json_raw_items(text + start, len - start, starts, starts + n, n) != MLC_OK) fail("job spans not found", m->body);
-  for (size_t i = 0; i < n; i++) {
-    json_t *item = json_loadb(text + start + starts[i], starts[n + i] - starts[i], 0, NULL);
-    if (!item || !json_equal(item, json_array_get(jobs, i))) fail("a job span is not the job", m->body);
+/* The broker reads a SUBMIT from its text (rpc_submit_scan) and forwards
+ * each job as the bytes it arrived in: whatever the tree accepts, the scan
+ * accepts, and each span holds exactly the job jansson parsed. */
+static void check_submit_text(const char *text, size_t len, const json_t *tree) {
+  rpc_submit_jobs_t jobs;
+  int st = rpc_submit_scan(&jobs, text, len);
+  if (st != MLC_OK && st != MLC_EPARSE) fail("rpc_submit_scan: a status other than MLC_EPARSE", tree);
+  if (st != MLC_OK && tree && !memchr(text, '\0', len)) fail("rpc_submit_scan refused a SUBMIT the tree accepts", tree);
+  if (st != MLC_OK) return;
+  const json_t *want = tree ? json_object_get(tree, "jobs") : NULL;
+  if (tree && jobs.len != json_array_size(want)) fail("rpc_submit_scan found another number of jobs", tree);
+  for (size_t i = 0; tree && i < jobs.len; i++) {
+    json_t *item = json_loadb(text + jobs.data[i].start, jobs.data[i].end - jobs.data[i].start, 0, NULL);
+    if (!item || !json_equal(item, json_array_get(want, i)) ||
+        strcmp(jobs.data[i].id, json_string_value(json_object_get(item, "id"))) ||
+        strcmp(jobs.data[i].device_key, json_string_value(json_object_get(item, "device_key"))))
+      fail("a job span is not the job", tree);
     json_decref(item);
   }
-  free(starts);
+  mlc_vec_free(&jobs);
 }
 
 /* The worker decodes JOBs from their text (rpc_job_decode): whatever the
@@ -139,9 +142,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int st = rpc_msg_decode(&m, frames, lens, nframes);
   if (nframes == 3 && lens[0] == 5 && lens[1] == 1 && ((const uint8_t *)frames[1])[0] == RPC_JOB)
     check_job_text((const char *)frames[2], lens[2], st == MLC_OK ? m.body : NULL);
+  if (nframes == 3 && lens[0] == 5 && lens[1] == 1 && ((const uint8_t *)frames[1])[0] == RPC_SUBMIT)
+    check_submit_text((const char *)frames[2], lens[2], st == MLC_OK ? m.body : NULL);
   if (st == MLC_OK) {
     check_message(&m);
-    if (m.cmd == RPC_SUBMIT) check_spans(&m, (const char *)frames[2], lens[2]);
     json_decref(m.body);
   } else if (st != MLC_EPARSE) {
     fail("rpc_msg_decode: a status other than MLC_EPARSE", NULL);

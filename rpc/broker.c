@@ -161,23 +161,29 @@ static void on_ready(broker_t *b, const rpc_recv_t *r, rb_peer_t *p) {
   broker_dispatch(b, d);
 }
 
-static void on_submit(broker_t *b, const rpc_recv_t *r, rb_peer_t *p) {
+static void on_malformed(broker_t *b, const rpc_recv_t *r, const rb_peer_t *p);
+
+/* SUBMIT's body arrives unparsed (rpc_recv_raw): read here from its text,
+ * without a tree; a malformed one is answered like any malformed message. */
+static void on_submit(broker_t *b, rpc_recv_t *r, rb_peer_t *p) {
+  const char *text = zmq_msg_data(&r->body);
+  rpc_submit_jobs_t jobs;
+  if (rpc_submit_scan(&jobs, text, zmq_msg_size(&r->body)) != MLC_OK) {
+    snprintf(r->error, sizeof r->error, "%s", mlc_error_last());
+    on_malformed(b, r, p);
+    return;
+  }
   if (!role_allowed(r, "client:")) {
     reply_error(b, r, "SUBMIT from %s: only client keys may submit", r->user_id);
-    return;
-  }
-  if (p && p->role == RB_WORKER) {
+  } else if (p && p->role == RB_WORKER) {
     reply_error(b, r, "SUBMIT from worker %s: a worker cannot submit", p->name);
-    return;
+  } else if (!p && !(p = peer_new(b, r, RB_CLIENT))) {
+    reply_error(b, r, "SUBMIT: out of memory");
+  } else {
+    if (p->jobs.len == 0 && p->queues.len == 0) MLC_DEBUG("broker: client %s connected", p->name);
+    broker_on_submit(b, p, &jobs, text);
   }
-  if (!p) {
-    if (!(p = peer_new(b, r, RB_CLIENT))) {
-      reply_error(b, r, "SUBMIT: out of memory");
-      return;
-    }
-    MLC_DEBUG("broker: client %s connected", p->name);
-  }
-  broker_on_submit(b, p, r->msg.body, zmq_msg_data((zmq_msg_t *)&r->body), zmq_msg_size((zmq_msg_t *)&r->body));
+  mlc_vec_free(&jobs);
 }
 
 static void on_stats(broker_t *b, const rpc_recv_t *r) {
@@ -311,7 +317,7 @@ static int broker_loop(broker_t *b, volatile int *stop) {
     if (rc < 0 && zmq_errno() != EINTR) return mlc_error_set(MLC_EIO, "broker: poll: %s", zmq_strerror(zmq_errno()));
     for (int i = 0; rc > 0 && (items[0].revents & ZMQ_POLLIN) && i < 512; i++) {
       rpc_recv_t r;
-      int st = rpc_recv(b->sock, true, &r);
+      int st = rpc_recv_raw(b->sock, true, 1u << RPC_SUBMIT, &r);
       if (st == MLC_ENOTFOUND) break;
       if (st != MLC_OK) return st;
       handle(b, &r);

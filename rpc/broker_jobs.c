@@ -137,64 +137,40 @@ static void job_free(rb_job_t *j) {
 /* SUBMIT                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* The JOB body: the job's text as the client wrote it (raw, len), or
- * printed from the tree when that is not known. */
-static int job_text(rb_job_t *job, const json_t *jj, const char *raw, size_t len) {
-  if (!raw) return rpc_msg_encode_body(&job->text, &job->len, jj);
-  if (!(job->text = mlc_malloc(len + 1))) return MLC_ENOMEM;
-  memcpy(job->text, raw, len);
-  job->text[len] = '\0';
-  job->len = len;
-  return MLC_OK;
-}
-
-/* Queues one job (already validated by the codec). MLC_OK, or MLC_ENOMEM. */
-static int enqueue(broker_t *b, rb_peer_t *c, const json_t *jj, const char *raw, size_t len) {
-  rb_device_t *d = broker_device(b, json_string_value(json_object_get(jj, "device_key")));
+/* Queues one job (already checked by rpc_submit_scan), its JOB body the
+ * bytes the client wrote. MLC_OK, or MLC_ENOMEM. */
+static int enqueue(broker_t *b, rb_peer_t *c, const rpc_submit_job_t *sj, const char *text) {
+  rb_device_t *d = broker_device(b, sj->device_key);
   rb_queue_t *q = d ? client_queue(c, d) : NULL;
   rb_job_t *job = q ? mlc_calloc(1, sizeof *job) : NULL;
   if (!job) return MLC_ENOMEM;
-  snprintf(job->id, sizeof job->id, "%s", json_string_value(json_object_get(jj, "id")));
-  if (job_text(job, jj, raw, len) != MLC_OK || rpc_map_put(&c->jobs, job->id, strlen(job->id), job) != MLC_OK) {
+  snprintf(job->id, sizeof job->id, "%s", sj->id);
+  job->len = sj->end - sj->start;
+  if (!(job->text = mlc_malloc(job->len + 1)) || rpc_map_put(&c->jobs, job->id, strlen(job->id), job) != MLC_OK) {
     job_free(job);
     return MLC_ENOMEM;
   }
+  memcpy(job->text, text + sj->start, job->len);
+  job->text[job->len] = '\0';
   push_tail(q, job);
   return MLC_OK;
 }
 
-/* Where each job of a SUBMIT is in its text; NULL when unknown. */
-static size_t *job_spans(const json_t *jobs, const char *text, size_t len) {
-  size_t n = json_array_size(jobs), start;
-  size_t *spans = mlc_malloc(2 * n * sizeof *spans);
-  if (spans && (rpc_json_raw_find(text, len, "jobs", &start) != MLC_OK ||
-                rpc_json_raw_items(text + start, len - start, spans, spans + n, n) != MLC_OK)) {
-    mlc_free(spans);
-    return NULL;
-  }
-  for (size_t i = 0; spans && i < n; i++) {
-    spans[i] += start;
-    spans[n + i] += start;
-  }
-  return spans;
-}
-
-void broker_on_submit(broker_t *b, rb_peer_t *c, const json_t *body, const char *text, size_t len) {
+void broker_on_submit(broker_t *b, rb_peer_t *c, const rpc_submit_jobs_t *jobs, const char *text) {
   json_t *accepted = json_array(), *busy = json_array();
-  const json_t *jobs = json_object_get(body, "jobs"), *jj;
   const char *reason = "queue bound reached";
-  size_t i, n = json_array_size(jobs), *spans = job_spans(jobs, text, len);
-  json_array_foreach(jobs, i, jj) {
-    json_t *id = json_object_get(jj, "id");
-    if (rpc_map_get(&c->jobs, json_string_value(id), json_string_length(id))) {
-      json_array_append(accepted, id); /* sent again (a resubmission): tracked already */
+  for (size_t i = 0; i < jobs->len; i++) {
+    const rpc_submit_job_t *sj = &jobs->data[i];
+    json_t *id = json_string(sj->id);
+    if (rpc_map_get(&c->jobs, sj->id, strlen(sj->id))) {
+      json_array_append_new(accepted, id); /* sent again (a resubmission): tracked already */
     } else if (c->queued >= (size_t)b->opts.queue_bound) {
-      json_array_append(busy, id);
-    } else if (enqueue(b, c, jj, spans ? text + spans[i] : NULL, spans ? spans[n + i] - spans[i] : 0) != MLC_OK) {
+      json_array_append_new(busy, id);
+    } else if (enqueue(b, c, sj, text) != MLC_OK) {
       reason = "the broker is out of memory";
-      json_array_append(busy, id);
+      json_array_append_new(busy, id);
     } else {
-      json_array_append(accepted, id);
+      json_array_append_new(accepted, id);
     }
   }
   if (json_array_size(accepted)) {
@@ -211,7 +187,6 @@ void broker_on_submit(broker_t *b, rb_peer_t *c, const json_t *body, const char 
   }
   json_decref(accepted);
   json_decref(busy);
-  mlc_free(spans);
   for (size_t k = 0; k < c->queues.len; k++)
     if (c->queues.data[k]->n) broker_dispatch(b, c->queues.data[k]->device);
 }

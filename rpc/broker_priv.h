@@ -109,7 +109,7 @@ int64_t broker_now(void);
 /* broker_jobs.c */
 rb_device_t *broker_device(broker_t *b, const char *key); /* found or created; NULL: OOM */
 /* text: the body as it arrived (its jobs are forwarded as written). */
-void broker_on_submit(broker_t *b, rb_peer_t *client, const json_t *body, const char *text, size_t len);
+void broker_on_submit(broker_t *b, rb_peer_t *client, const rpc_submit_jobs_t *jobs, const char *text);
 void broker_on_result(broker_t *b, rb_peer_t *worker, const json_t *body, zmq_msg_t *frame);
 void broker_dispatch(broker_t *b, rb_device_t *d);
 void broker_worker_jobs_back(broker_t *b, rb_peer_t *w, bool count_retry);

@@ -1,8 +1,8 @@
 /*
  * codec_job_text.c - jobs read from their JSON text without a tree: the
- * shape checks of rpc_check_job, done by support's validating scanner
- * (json_scan.c), for the hot paths that see every job: the worker decoding
- * each JOB and the broker reading each SUBMIT.
+ * shape checks of rpc_check_job (and check_submit's), done by support's
+ * validating scanner (json_scan.c), for the hot paths that see every job:
+ * the worker decoding each JOB and the broker reading each SUBMIT.
  *
  * Why: a job is mostly its trace, which these paths only pass on. Parsing
  * it into a jansson tree and freeing it again was the largest per-job cost
@@ -154,4 +154,75 @@ void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap) 
   if (n >= cap) n = cap - 1;
   memcpy(buf, tmp, n);
   buf[n] = '\0';
+}
+
+/* The jobs array of a SUBMIT, s at its '[': each job checked and its span,
+ * id and device key pushed. MLC_EPARSE with s->why set for bad JSON, or
+ * with the error set for a bad job. */
+static int scan_jobs(mlc_jscan_t *s, const char *text, rpc_submit_jobs_t *jobs) {
+  s->p++;
+  if (mlc_jscan_at(s, ']')) {
+    s->p++;
+    return MLC_OK;
+  }
+  for (;;) {
+    mlc_jscan_ws(s);
+    size_t start = (size_t)(s->p - text);
+    if (!mlc_jscan_value(s, 3)) return MLC_EPARSE;
+    rpc_submit_job_t j = {.start = start, .end = (size_t)(s->p - text)};
+    char where[48];
+    snprintf(where, sizeof where, "SUBMIT: jobs[%zu].", jobs->len);
+    rpc_job_view_t v;
+    int st = rpc_job_scan(&v, text + j.start, j.end - j.start, where);
+    if (st != MLC_OK) return st;
+    rpc_job_view_string(&v, RPC_JF_ID, j.id, sizeof j.id);
+    rpc_job_view_string(&v, RPC_JF_DEVICE_KEY, j.device_key, sizeof j.device_key);
+    if (mlc_vec_push(jobs, j) != MLC_OK) return mlc_error_set(MLC_ENOMEM, "out of memory reading a SUBMIT");
+    mlc_jscan_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+      s->p++;
+      return MLC_OK;
+    }
+    if (s->p >= s->end || *s->p != ',') {
+      mlc_jscan_fail(s, "a missing ',' between values");
+      return MLC_EPARSE;
+    }
+    s->p++;
+  }
+}
+
+int rpc_submit_scan(rpc_submit_jobs_t *jobs, const char *text, size_t len) {
+  memset(jobs, 0, sizeof *jobs);
+  mlc_jscan_t s;
+  mlc_jscan_init(&s, text, len);
+  if (!mlc_jscan_at(&s, '{')) {
+    if (mlc_jscan_value(&s, 1)) return mlc_error_set(MLC_EPARSE, "frame 2: SUBMIT body is not a JSON object");
+    return mlc_jscan_error(&s, "SUBMIT");
+  }
+  s.p++;
+  bool seen = false;
+  int st = MLC_OK;
+  mlc_jspan_t key;
+  for (bool first = true; st == MLC_OK && mlc_jscan_member(&s, first, &key); first = false) {
+    if (key.escaped || key.len != 4 || memcmp(key.p, "jobs", 4) != 0) {
+      st = mlc_jscan_value(&s, 2) ? MLC_OK : MLC_EPARSE; /* other keys: ignored, as by the tree checks */
+    } else if (seen) {
+      st = mlc_error_set(MLC_EPARSE, "SUBMIT: jobs: appears twice");
+    } else if (s.p >= s.end || *s.p != '[') {
+      st = mlc_jscan_value(&s, 2) ? mlc_error_set(MLC_EPARSE, "SUBMIT: jobs: expected a JSON array") : MLC_EPARSE;
+    } else {
+      seen = true;
+      st = scan_jobs(&s, text, jobs);
+    }
+  }
+  if (s.why) st = mlc_jscan_error(&s, "SUBMIT");
+  if (st == MLC_OK) {
+    s.p++; /* the closing brace */
+    mlc_jscan_ws(&s);
+    if (s.p != s.end) st = mlc_jscan_error(&s, "SUBMIT"); /* "trailing characters" */
+  }
+  if (st == MLC_OK && !seen) st = mlc_error_set(MLC_EPARSE, "SUBMIT: jobs: missing");
+  if (st == MLC_OK && jobs->len == 0) st = mlc_error_set(MLC_EPARSE, "SUBMIT: jobs: empty");
+  if (st != MLC_OK) mlc_vec_free(jobs);
+  return st;
 }

@@ -57,14 +57,18 @@ int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *whe
 /* A checked identifier field (id, device_key) decoded into buf. */
 void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap);
 
-/* Spans in JSON text that parsed already (json_raw.c): the value of the
- * top-level member `key` of an object; the items of an array (exactly count
- * of them; text may go on after the array's end). MLC_ENOTFOUND when the text does not have that shape as written
- * (a key spelled with escapes): print from the parsed tree instead. */
-int rpc_json_raw_member(const char *s, size_t n, const char *key, size_t *start, size_t *end);
-/* Only where that value starts (no scan over the value itself). */
-int rpc_json_raw_find(const char *s, size_t n, const char *key, size_t *start);
-int rpc_json_raw_items(const char *s, size_t n, size_t *starts, size_t *ends, size_t count);
+/* The jobs of a SUBMIT read from its text (the broker's hot path): each
+ * job's span in the text, its id and device key. */
+typedef struct {
+  size_t start, end;
+  char id[40], device_key[64];
+} rpc_submit_job_t;
+typedef MLC_VEC(rpc_submit_job_t) rpc_submit_jobs_t;
+/* Checks a SUBMIT body {"jobs": [job, ...]} with check_submit's rules and
+ * messages ("SUBMIT: jobs[3].trace: expected a JSON array"; "SUBMIT is not
+ * JSON: <why> at byte N" for bad syntax) and fills *jobs (mlc_vec_free). */
+int rpc_submit_scan(rpc_submit_jobs_t *jobs, const char *text, size_t len);
+
 
 /* ------------------------------------------------------------------------ */
 /* Transport                                                                 */

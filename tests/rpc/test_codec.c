@@ -380,44 +380,55 @@ static void test_messages_stay_valid_utf8(void **state) {
   mlc_sb_free(&sb);
 }
 
-/* The span found in text parses to the same value jansson found. */
-static void expect_span(const char *text, const char *key, bool found) {
-  json_t *whole = json_loads(text, 0, NULL);
-  assert_non_null(whole);
-  size_t start, end;
-  int st = rpc_json_raw_member(text, strlen(text), key, &start, &end);
-  assert_int_equal(st, found ? MLC_OK : MLC_ENOTFOUND);
-  if (found) {
-    json_t *part = json_loadb(text + start, end - start, JSON_DECODE_ANY, NULL);
-    assert_non_null(part);
-    assert_true(json_equal(part, json_object_get(whole, key)));
-    json_decref(part);
-  }
-  json_decref(whole);
-}
-
-static void test_raw_spans_are_the_values_as_written(void **state) {
+/* The broker reads a SUBMIT from its text (rpc_submit_scan): each job's
+ * span parses to the job jansson finds, with its id and device key decoded;
+ * what the tree checks refuse, it refuses with the same detail. */
+static void test_submit_scan_agrees_with_the_tree(void **state) {
   (void)state;
-  const char *text = " { \"a\" : \"x]}\\\",\" , \"jobs\":[ {\"id\":\"1\",\"t\":[[1,2],{\"k\":\"]\"}]} , 7 ,\"s\",null,"
-                     "[ ] ] ,\"n\": -1.5e3 , \"o\":{\"jobs\":1}}";
-  expect_span(text, "a", true);
-  expect_span(text, "jobs", true);
-  expect_span(text, "n", true);
-  expect_span(text, "o", true);
-  expect_span(text, "missing", false);
-  expect_span("{\"\\u006aobs\":[1]}", "jobs", false); /* an escaped key: not matched, callers print instead */
-  size_t start, end, starts[5], ends[5];
-  assert_int_equal(rpc_json_raw_member(text, strlen(text), "jobs", &start, &end), MLC_OK);
-  assert_int_equal(rpc_json_raw_items(text + start, end - start, starts, ends, 5), MLC_OK);
-  json_t *whole = json_loads(text, 0, NULL), *jobs = json_object_get(whole, "jobs");
-  for (size_t i = 0; i < 5; i++) {
-    json_t *item = json_loadb(text + start + starts[i], ends[i] - starts[i], JSON_DECODE_ANY, NULL);
-    assert_non_null(item);
-    assert_true(json_equal(item, json_array_get(jobs, i)));
+  const char *text = " { \"a\" : \"x]}\\\",\" , \"jobs\":[ {\"id\":\"1\",\"device_key\":\"k\\u0031\",\"workload\":\"w\","
+                     "\"target\":\"t\",\"trace\":[[1,2],{\"k\":\"]\"}]} ,{\"id\":\"2\",\"device_key\":\"k\","
+                     "\"workload\":\"w\",\"target\":\"t\",\"trace\":[]}] ,\"n\": -1.5e3 , \"o\":{\"jobs\":1}}";
+  rpc_msg_t m;
+  assert_int_equal(decode3(&m, MLC_RPC_PROTOCOL, RPC_SUBMIT, text), MLC_OK);
+  rpc_submit_jobs_t jobs;
+  assert_int_equal(rpc_submit_scan(&jobs, text, strlen(text)), MLC_OK);
+  const json_t *want = json_object_get(m.body, "jobs");
+  assert_int_equal(jobs.len, json_array_size(want));
+  for (size_t i = 0; i < jobs.len; i++) {
+    json_t *item = json_loadb(text + jobs.data[i].start, jobs.data[i].end - jobs.data[i].start, 0, NULL);
+    assert_true(json_equal(item, json_array_get(want, i)));
+    assert_string_equal(jobs.data[i].id, json_string_value(json_object_get(item, "id")));
+    assert_string_equal(jobs.data[i].device_key, json_string_value(json_object_get(item, "device_key")));
     json_decref(item);
   }
-  assert_int_equal(rpc_json_raw_items(text + start, end - start, starts, ends, 4), MLC_ENOTFOUND); /* count must match */
-  json_decref(whole);
+  assert_string_equal(jobs.data[0].device_key, "k1");
+  mlc_vec_free(&jobs);
+  json_decref(m.body);
+  static const struct {
+    const char *body, *detail;
+  } bad[] = {
+      {"{}", "SUBMIT: jobs: missing"},
+      {"{\"jobs\":{}}", "SUBMIT: jobs: expected a JSON array"},
+      {"{\"jobs\":[]}", "SUBMIT: jobs: empty"},
+      {"{\"jobs\":[1]}", "SUBMIT: jobs[0]: expected a JSON object"},
+      {"{\"jobs\":[{}]}", "SUBMIT: jobs[0].id: missing"},
+      {"{\"jobs\":[{\"id\":\"a\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"t\",\"trace\":[]},"
+       "{\"id\":\"b\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"t\",\"trace\":5}]}",
+       "SUBMIT: jobs[1].trace: expected a JSON array"},
+      {"{\"jobs\":[{\"id\":\"a\",\"device_key\":\"k\",\"workload\":\"w\",\"target\":\"t\",\"trace\":[]} 5]}",
+       "SUBMIT is not JSON: a missing ',' between values"},
+      {"[1]", "SUBMIT body is not a JSON object"},
+      {"{\"jobs\":[]} {", "SUBMIT is not JSON: trailing characters"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    assert_int_equal(decode3(&m, MLC_RPC_PROTOCOL, RPC_SUBMIT, bad[i].body), MLC_EPARSE);
+    int st = rpc_submit_scan(&jobs, bad[i].body, strlen(bad[i].body));
+    if (st != MLC_EPARSE || !strstr(mlc_error_last(), bad[i].detail)) {
+      print_error("%s: status %d, '%s', expected '%s'\n", bad[i].body, st, mlc_error_last(), bad[i].detail);
+      fail();
+    }
+    assert_null(jobs.data);
+  }
 }
 
 static void test_job_text_is_the_job_json(void **state) {
@@ -549,7 +560,7 @@ int main(void) {
       cmocka_unit_test(test_every_malformed_shape_is_named),
       cmocka_unit_test(test_encoders_refuse_what_receivers_would),
       cmocka_unit_test(test_messages_stay_valid_utf8),
-      cmocka_unit_test(test_raw_spans_are_the_values_as_written),
+      cmocka_unit_test(test_submit_scan_agrees_with_the_tree),
       cmocka_unit_test(test_job_text_is_the_job_json),
       cmocka_unit_test(test_job_text_decoding_agrees_with_the_tree),
       cmocka_unit_test(test_raw_decode_leaves_the_body),
