@@ -45,7 +45,6 @@ typedef struct {
   int64_t line;         /* lines consumed, the schema line included */
   int64_t torn_warned;  /* start of the torn tail last warned about, or -1 */
   int schema;           /* the version its schema line names (checked <= FDB_SCHEMA) */
-  int64_t reserved;     /* disk space allocated up to here (fallocate KEEP_SIZE) */
 } jl_file_t;
 
 /* Called for each complete line after the schema line: its bytes (no

@@ -216,27 +216,9 @@ int jl_read_tail(jl_file_t *f, const char *dir, jl_line_fn fn, void *payload, bo
   return rc;
 }
 
-/* Disk space is reserved ahead of appends, without changing the file's
- * size (readers see only complete lines): the fdatasync after an append into
- * reserved space has no blocks to allocate, which makes it about a fifth
- * cheaper on ext4. The step grows with the file (a quarter of it, 64 KiB to
- * 8 MiB), so a small database stays small on disk. A file system that
- * cannot reserve just appends as before. */
-enum { JL_RESERVE_MIN = 64 << 10, JL_RESERVE_MAX = 8 << 20 };
-
-static void reserve(jl_file_t *f, size_t len) {
-  int64_t need = f->off + (int64_t)len;
-  if (need <= f->reserved) return;
-  int64_t step = f->off / 4;
-  step = step < JL_RESERVE_MIN ? JL_RESERVE_MIN : step > JL_RESERVE_MAX ? JL_RESERVE_MAX : step;
-  int64_t upto = need + step;
-  f->reserved = fallocate(f->fd, FALLOC_FL_KEEP_SIZE, f->off, upto - f->off) == 0 ? upto : need;
-}
-
 /* fdatasync, not fsync: the data and the size that makes it readable are
  * what an acknowledged record needs; timestamps may lag. */
 int jl_append(jl_file_t *f, const char *data, size_t len, int nlines) {
-  reserve(f, len);
   if (write_all(f->fd, data, len) != 0) {
     int rc = io_error(f->path, "cannot append");
     if (ftruncate(f->fd, f->off) != 0) { /* leave no partial batch behind */ }
