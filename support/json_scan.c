@@ -63,15 +63,28 @@ size_t mlc_utf8_len(const unsigned char *p, const unsigned char *end) {
   return n;
 }
 
+/* Bytes a string holds as they are: printable ASCII but the quote and the
+ * backslash (the common case, one table load per byte). */
+static const unsigned char plain[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0), /* control characters */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,             /* 0x22 '"' */
+    R16(1), R16(1),
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,             /* 0x5c '\\' */
+    R16(1), R16(1),
+    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), /* UTF-8 */
+#undef R16
+};
+
 bool mlc_jscan_string(mlc_jscan_t *s, mlc_jspan_t *out) {
   const char *open = s->p++; /* the quote */
   bool escaped = false;
   while (s->p < s->end) {
-    unsigned char c = (unsigned char)*s->p;
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* the common case, inline */
-      s->p++;
-      continue;
-    }
+    const char *p = s->p, *end = s->end;
+    while (p < end && plain[(unsigned char)*p]) p++;
+    s->p = p;
+    if (p >= end) break;
+    unsigned char c = (unsigned char)*p;
     if (c == '"') {
       if (out) *out = (mlc_jspan_t){open + 1, (size_t)(s->p - open - 1), escaped};
       s->p++;
