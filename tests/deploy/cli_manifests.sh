@@ -101,6 +101,8 @@ want "$(svc MLC_BROKER=tcp://b:5555 'MLC_TARGET=cuda -arch=sm_90' MLC_CURVE_KEYS
   MLC_HEALTH_FILE=/run/h -- worker --device 0)" \
   "mlc-worker|--broker|tcp://b:5555|--target|cuda -arch=sm_90|--curve-keys|/k|--key|worker|--worker-id|h-gpu0|--health-file|/run/h|--device|0|"
 want "$(svc MLC_BROKER=tcp://b:5555 -- worker-cpu)" "mlc-worker|--broker|tcp://b:5555|--target|llvm|"
+want "$(svc MLC_BROKER=tcp://b:5555 MLC_PREFETCH=4 -- worker-cpu)" \
+  "mlc-worker|--broker|tcp://b:5555|--target|llvm|--prefetch|4|"
 want "$(svc MLC_BROKER_BIND=tcp://0.0.0.0:6000,ipc:///x -- broker-health)" \
   "mlc-broker|stats|tcp://127.0.0.1:6000|--timeout|2000|"
 want "$(svc MLC_BROKER_BIND=ipc:///run/b MLC_CURVE_KEYS=/k -- broker-health)" \
