@@ -62,18 +62,34 @@ int mlc_read_file(char **out, size_t *len_out, const char *path) {
   return rc;
 }
 
-static int write_all(int fd, const void *data, size_t len) {
-  const char *p = data;
+bool mlc_read_full(int fd, void *buf, size_t len) {
+  char *p = buf;
   while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -1;
+    ssize_t n = read(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = 0;
+      return false;
     }
     p += n;
     len -= (size_t)n;
   }
-  return 0;
+  return true;
+}
+
+bool mlc_write_full(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
 }
 
 /* Creates "<path>.tmp.<pid>.<counter>" next to path; the name is unique per
@@ -101,7 +117,7 @@ static int open_temp(char **tmp_out, const char *path) {
 /* "-" writes to standard output (no rename possible there). */
 int mlc_write_file(const char *path, const void *data, size_t len) {
   if (strcmp(path, "-") == 0) {
-    if (write_all(STDOUT_FILENO, data, len) != 0)
+    if (!mlc_write_full(STDOUT_FILENO, data, len))
       return mlc_error_set(MLC_EIO, "<stdout>: %s", strerror(errno));
     return MLC_OK;
   }
@@ -109,7 +125,7 @@ int mlc_write_file(const char *path, const void *data, size_t len) {
   int rc = MLC_OK;
   int fd = open_temp(&tmp, path);
   if (fd < 0) return fd;
-  if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+  if (!mlc_write_full(fd, data, len) || fsync(fd) != 0) {
     rc = mlc_error_set(MLC_EIO, "%s: %s", path, strerror(errno));
     close(fd);
     goto done;

@@ -346,6 +346,12 @@ size_t mlc_utf8_len(const unsigned char *p, const unsigned char *end);
  * mlc_free. "-" reads standard input. Errors: MLC_EIO with the path and errno. */
 int mlc_read_file(char **out, size_t *len_out, const char *path);
 int mlc_write_file(const char *path, const void *data, size_t len);
+/* Exactly len bytes from or to a descriptor (pipes, sockets, files), short
+ * transfers continued and EINTR retried. False on an error (errno set) or,
+ * reading, at end of file first (errno 0); a write that makes no progress
+ * sets EIO. */
+bool mlc_read_full(int fd, void *buf, size_t len);
+bool mlc_write_full(int fd, const void *buf, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Targets                                                                   */

@@ -41,23 +41,13 @@ static const char *kind_word(mlc_target_kind_t kind) { return kind == MLC_TARGET
 /* In the child: fills msg for device index of kind. */
 static void probe(worker_gpu_probe_t *msg, int32_t kind, int index) {
   memset(msg, 0, sizeof *msg);
-  if (mlc_rt_gpu_device_count(kind, &msg->count) == 0 && mlc_rt_gpu_device_props(kind, index, &msg->props) == 0)
+  int counted = mlc_rt_gpu_device_count(kind, &msg->count);
+  if (counted == 0 && msg->count == 0)
+    snprintf(msg->why, sizeof msg->why, "the driver reports no device");
+  else if (counted == 0 && mlc_rt_gpu_device_props(kind, index, &msg->props) == 0)
     msg->ok = 1;
   else
     snprintf(msg->why, sizeof msg->why, "%s", mlc_last_error());
-}
-
-static bool read_msg(int fd, worker_gpu_probe_t *msg) {
-  char *p = (char *)msg;
-  size_t left = sizeof *msg;
-  while (left) {
-    ssize_t n = read(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= (size_t)n;
-  }
-  return true;
 }
 
 /* Runs probe in a forked child. MLC_EIO when the child cannot be run or
@@ -80,7 +70,7 @@ int worker_gpu_probe(worker_gpu_probe_t *msg, mlc_target_kind_t kind, int index)
     _exit(w == (ssize_t)sizeof *msg ? 0 : 1);
   }
   close(fds[1]);
-  bool got = read_msg(fds[0], msg);
+  bool got = mlc_read_full(fds[0], msg, sizeof *msg);
   close(fds[0]);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

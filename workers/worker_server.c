@@ -41,37 +41,11 @@ struct worker_server {
 /* Framing                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Writes all of buf; false on error (EINTR retried). */
-static bool write_all(int fd, const void *buf, size_t len) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    len -= (size_t)w;
-  }
-  return true;
-}
-
-/* Reads exactly len bytes; false on end of file or error (EINTR retried). */
-static bool read_all(int fd, void *buf, size_t len) {
-  char *p = buf;
-  while (len > 0) {
-    ssize_t r = read(fd, p, len);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    len -= (size_t)r;
-  }
-  return true;
-}
-
 static bool send_json(int fd, const json_t *j) {
   char *text = mlc_json_dumps(j);
   if (!text) return false;
   uint64_t len = strlen(text);
-  bool ok = write_all(fd, &len, sizeof len) && write_all(fd, text, len);
+  bool ok = mlc_write_full(fd, &len, sizeof len) && mlc_write_full(fd, text, len);
   free(text);
   return ok;
 }
@@ -79,11 +53,11 @@ static bool send_json(int fd, const json_t *j) {
 /* The next frame as JSON (NULL at end of file or on a bad frame). */
 static json_t *recv_json(int fd) {
   uint64_t len;
-  if (!read_all(fd, &len, sizeof len) || len > MLC_RPC_MAX_MESSAGE) return NULL;
+  if (!mlc_read_full(fd, &len, sizeof len) || len > MLC_RPC_MAX_MESSAGE) return NULL;
   char *text = mlc_malloc(len + 1);
   if (!text) return NULL;
   json_t *j = NULL;
-  if (read_all(fd, text, len)) {
+  if (mlc_read_full(fd, text, len)) {
     text[len] = '\0';
     j = mlc_json_loads(text, "measuring process");
   }

@@ -35,30 +35,6 @@ typedef struct {
   int to_child, from_child;
 } blas_child_t;
 
-static bool read_all(int fd, void *p, size_t n) {
-  char *q = p;
-  while (n > 0) {
-    ssize_t r = read(fd, q, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    q += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
-static bool write_all(int fd, const void *p, size_t n) {
-  const char *q = p;
-  while (n > 0) {
-    ssize_t r = write(fd, q, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    q += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-
 /* ------------------------------------------------------------------------ */
 /* The child                                                                 */
 /* ------------------------------------------------------------------------ */
@@ -101,9 +77,9 @@ MLC_NORETURN static void blas_child_main(int in, int out, const bench_inputs_t *
   char hello[HELLO_LEN];
   blas_t bl = {0};
   blas_load(&bl, hello);
-  if (!write_all(out, hello, sizeof hello) || !hello[0]) _exit(1);
+  if (!mlc_write_full(out, hello, sizeof hello) || !hello[0]) _exit(1);
   blas_req_t req;
-  while (read_all(in, &req, sizeof req)) {
+  while (mlc_read_full(in, &req, sizeof req)) {
     if (req.ci < 0 || req.ci >= BENCH_MAX_CASES || !inputs[req.ci].x) _exit(1);
     const bench_inputs_t *x = &inputs[req.ci];
     if (!bl.out[req.ci]) {
@@ -115,7 +91,7 @@ MLC_NORETURN static void blas_child_main(int in, int out, const bench_inputs_t *
     double t0 = bench_now();
     for (int i = 0; i < number; i++) blas_once(&bl, req.ci, x);
     blas_resp_t resp = {bench_now() - t0, req.number == 0 ? bench_max_rel_error(bl.out[req.ci], x) : NAN};
-    if (!write_all(out, &resp, sizeof resp)) break;
+    if (!mlc_write_full(out, &resp, sizeof resp)) break;
   }
   _exit(0);
 }
@@ -178,7 +154,7 @@ static bool blas_spawn(bench_contender_t *c, blas_child_t *ch, const char *coret
     parent_fds[nparent_fds++] = up[0];
   }
   char hello[HELLO_LEN];
-  if (!read_all(ch->from_child, hello, sizeof hello) || !hello[0]) {
+  if (!mlc_read_full(ch->from_child, hello, sizeof hello) || !hello[0]) {
     fprintf(stderr, "OpenBLAS (%s) could not be loaded; left out\n", coretype ? coretype : "detected");
     child_close(ch);
     return false;
@@ -195,7 +171,7 @@ static blas_resp_t blas_request(bench_contender_t *c, int ci, int threads, int n
   blas_child_t *ch = c->impl[0];
   blas_req_t req = {ci, threads, number};
   blas_resp_t resp;
-  if (!write_all(ch->to_child, &req, sizeof req) || !read_all(ch->from_child, &resp, sizeof resp))
+  if (!mlc_write_full(ch->to_child, &req, sizeof req) || !mlc_read_full(ch->from_child, &resp, sizeof resp))
     bench_die("OpenBLAS child", "it stopped answering");
   return resp;
 }

@@ -49,17 +49,6 @@ static int mark_kept(frecords_t *ix, bool *kept, int keep, int64_t *removed) {
   return MLC_OK;
 }
 
-static int write_all(int fd, const char *p, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return -1;
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 /* Copies the schema line and the kept lines (in file order) to fd. */
 static int copy_kept(file_db_t *db, int fd, const bool *kept, const char *tmp) {
   const frecords_t *ix = &db->rec;
@@ -85,7 +74,7 @@ static int copy_kept(file_db_t *db, int fd, const bool *kept, const char *tmp) {
     if (out.failed) {
       rc = mlc_error_set(MLC_ENOMEM, "out of memory pruning");
     } else if (out.len >= PRUNE_FLUSH || i == ix->recs.len) {
-      if (write_all(fd, out.data, out.len) != 0)
+      if (!mlc_write_full(fd, out.data, out.len))
         rc = mlc_error_set(MLC_EIO, "%s: %s", tmp, strerror(errno));
       mlc_sb_reset(&out);
     }

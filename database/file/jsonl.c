@@ -47,20 +47,6 @@ static int schema_check(jl_file_t *f, const char *line, size_t len, const char *
   return rc;
 }
 
-static int write_all(int fd, const char *p, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return -1;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 int jl_fsync_dir(const char *dir) {
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return io_error(dir, "cannot open the directory");
@@ -105,7 +91,7 @@ int jl_open(jl_file_t *f, const char *path, const char *dir) {
   struct stat st;
   if (fstat(f->fd, &st) != 0) return io_error(path, "stat");
   if (st.st_size == 0) { /* new (or created by a process that died at once) */
-    if (write_all(f->fd, JL_SCHEMA_LINE, strlen(JL_SCHEMA_LINE)) != 0 || fsync(f->fd) != 0)
+    if (!mlc_write_full(f->fd, JL_SCHEMA_LINE, strlen(JL_SCHEMA_LINE)) || fsync(f->fd) != 0)
       return io_error(path, "cannot write the schema line");
     int rc = jl_fsync_dir(dir); /* the new file's name is durable too */
     if (rc != MLC_OK) return rc;
@@ -219,7 +205,7 @@ int jl_read_tail(jl_file_t *f, const char *dir, jl_line_fn fn, void *payload, bo
 /* fdatasync, not fsync: the data and the size that makes it readable are
  * what an acknowledged record needs; timestamps may lag. */
 int jl_append(jl_file_t *f, const char *data, size_t len, int nlines) {
-  if (write_all(f->fd, data, len) != 0) {
+  if (!mlc_write_full(f->fd, data, len)) {
     int rc = io_error(f->path, "cannot append");
     if (ftruncate(f->fd, f->off) != 0) { /* leave no partial batch behind */ }
     return rc;

@@ -5,9 +5,10 @@
  * architecture; without one, tuning must stop at once with a message that
  * says so and what to do instead (--farm), not fail every trial or wait.
  *
- * The device is probed in a forked child (the runtime loads the driver with
- * dlopen, counts the devices and reads device 0's properties, writes them to
- * a pipe and exits): this process never initialises the driver, since every
+ * The device is probed in a forked child (worker_gpu_probe, as mlc-worker
+ * does: the runtime loads the driver with dlopen, counts the devices and
+ * reads device 0's properties, writes them to a pipe and exits): this
+ * process never initialises the driver, since every
  * measurement is a child forked from it and a CUDA context does not survive
  * fork (runtime.h). Jobs then go through the local runner as for CPUs (K
  * builder processes compile host objects with the PTX / code object inside,
@@ -17,77 +18,18 @@
  * The device key is mlc_device_key of the target ("cuda-sm90"), the device
  * description the probed properties.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "search/tune/tune_internal.h"
 #include "workers/measure_wire.h"
-
-typedef struct {
-  int32_t ok, count;
-  char why[480];
-  mlc_rt_gpu_props_t props;
-} gpu_probe_t;
+#include "workers/worker_gpu.h"
 
 static const char *kind_word(const mlc_target_t *t) { return t->kind == MLC_TARGET_CUDA ? "CUDA" : "ROCm"; }
 
-static void probe_child(int fd, int32_t kind) {
-  gpu_probe_t p;
-  memset(&p, 0, sizeof p);
-  if (mlc_rt_gpu_device_count(kind, &p.count) == 0 && p.count > 0 && mlc_rt_gpu_device_props(kind, 0, &p.props) == 0)
-    p.ok = 1;
-  else if (p.count == 0 && mlc_last_error()[0] == '\0')
-    snprintf(p.why, sizeof p.why, "the driver reports no device");
-  else
-    snprintf(p.why, sizeof p.why, "%s", mlc_last_error());
-  ssize_t w = write(fd, &p, sizeof p);
-  _exit(w == (ssize_t)sizeof p ? 0 : 1);
-}
-
-static bool read_all(int fd, void *buf, size_t len) {
-  char *p = buf;
-  while (len) {
-    ssize_t n = read(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
-/* Probes device 0 of the target's kind in a child. */
-static int probe(gpu_probe_t *out, const mlc_target_t *t) {
-  int fds[2];
-  if (pipe(fds) != 0) return mlc_error_set(MLC_EIO, "local runner: pipe: %s", strerror(errno));
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return mlc_error_set(MLC_EIO, "local runner: fork: %s", strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    probe_child(fds[1], t->kind == MLC_TARGET_CUDA ? MLC_RT_GPU_CUDA : MLC_RT_GPU_ROCM);
-  }
-  close(fds[1]);
-  bool got = read_all(fds[0], out, sizeof *out);
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!got) return mlc_error_set(MLC_EIO, "local runner: the %s device probe died without answering", kind_word(t));
-  out->why[sizeof out->why - 1] = '\0';
-  return MLC_OK;
-}
-
 /* The probed device must be of the target's architecture. */
-static int check_device(const gpu_probe_t *p, const mlc_target_t *t) {
+static int check_device(const worker_gpu_probe_t *p, const mlc_target_t *t) {
   char tbuf[160];
   mlc_target_str(t, tbuf, sizeof tbuf);
   if (!p->ok)
@@ -103,7 +45,7 @@ static int check_device(const gpu_probe_t *p, const mlc_target_t *t) {
   return MLC_OK;
 }
 
-static int describe(ms_runner_t *r, const gpu_probe_t *p, const mlc_target_t *t) {
+static int describe(ms_runner_t *r, const worker_gpu_probe_t *p, const mlc_target_t *t) {
   int st = mlc_device_key(r->device_key, sizeof r->device_key, t);
   if (st != MLC_OK) return st;
   const mlc_rt_gpu_props_t *d = &p->props;
@@ -126,8 +68,8 @@ int ms_runner_local_target(ms_runner_t **out, const mlc_target_t *target, int wo
   if (!out || !target) return mlc_error_set(MLC_EINVAL, "ms_runner_local_target: NULL argument");
   *out = NULL;
   if (target->kind == MLC_TARGET_LLVM) return ms_runner_local(out, workers, opts);
-  gpu_probe_t p;
-  int st = probe(&p, target);
+  worker_gpu_probe_t p; /* in a child: the driver never loads into the tuner */
+  int st = worker_gpu_probe(&p, target->kind, 0);
   if (st == MLC_OK) st = check_device(&p, target);
   if (st != MLC_OK) return st;
   mlc_measure_options_t o;
