@@ -26,8 +26,8 @@ static int field_of(const mlc_jspan_t *key) {
 
 /* A member's value: strings for the string fields, an array for the trace;
  * any JSON for options (checked after) and for keys this version does not
- * know (ignored, as in the tree checks). */
-static int scan_field(mlc_jscan_t *s, int f, rpc_job_view_t *v, const char *where) {
+ * know (ignored, as in the tree checks). depth: the member's nesting. */
+static int scan_field(mlc_jscan_t *s, int f, rpc_job_view_t *v, const char *where, int depth) {
   const char *start = s->p;
   if (f >= 0 && f < RPC_JF_TRACE) {
     if (s->p >= s->end || *s->p != '"') return mlc_error_set(MLC_EPARSE, "%s%s: expected a string", where, fields[f]);
@@ -35,66 +35,84 @@ static int scan_field(mlc_jscan_t *s, int f, rpc_job_view_t *v, const char *wher
   }
   if (f == RPC_JF_TRACE && (s->p >= s->end || *s->p != '['))
     return mlc_error_set(MLC_EPARSE, "%strace: expected a JSON array", where);
-  if (!mlc_jscan_value(s, 2)) return MLC_EPARSE;
+  if (!mlc_jscan_value(s, depth)) return MLC_EPARSE;
   if (f >= 0) v->f[f] = (mlc_jspan_t){start, (size_t)(s->p - start), false};
   return MLC_OK;
 }
 
-/* A string field's checks (rpc_check_str's): decoded into buf (cap bytes)
- * when it fits. maxlen 0: any length, nothing decoded. */
-static int check_string(const rpc_job_view_t *v, int f, const char *where, size_t maxlen) {
+/* A string field's checks (rpc_check_str's). maxlen 0: any length, nothing
+ * decoded; else the value is decoded into out (maxlen bytes). */
+static int check_string(const rpc_job_view_t *v, int f, const char *where, size_t maxlen, char *out) {
   const mlc_jspan_t *sp = &v->f[f];
   if (!v->has[f]) return mlc_error_set(MLC_EPARSE, "%s%s: missing", where, fields[f]);
   if (sp->len == 0) return mlc_error_set(MLC_EPARSE, "%s%s: must not be empty", where, fields[f]);
+  if (!maxlen) return MLC_OK;
   char buf[6 * 64 + 1]; /* "\uXXXX" is the longest escape: 6 bytes for 1 */
+  if (sp->len >= sizeof buf) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
   bool nul = false;
-  size_t n = 0;
-  if (maxlen && sp->len < sizeof buf) n = mlc_jspan_decode(buf, sp, &nul);
-  else if (maxlen) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
-  if (maxlen && n == 0 && !nul) return mlc_error_set(MLC_EPARSE, "%s%s: must not be empty", where, fields[f]);
-  if (maxlen && n >= maxlen) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
+  size_t n = mlc_jspan_decode(buf, sp, &nul);
+  if (n == 0 && !nul) return mlc_error_set(MLC_EPARSE, "%s%s: must not be empty", where, fields[f]);
+  if (n >= maxlen) return mlc_error_set(MLC_EPARSE, "%s%s: longer than %zu bytes", where, fields[f], maxlen - 1);
   if (nul) return mlc_error_set(MLC_EPARSE, "%s%s: \\u0000 is not allowed", where, fields[f]);
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
       return mlc_error_set(MLC_EPARSE, "%s%s: control character at byte %zu", where, fields[f], i);
+  memcpy(out, buf, n + 1);
   return MLC_OK;
 }
 
-int rpc_job_scan(rpc_job_view_t *v, const char *text, size_t len, const char *where) {
-  memset(v, 0, sizeof *v);
-  mlc_jscan_t s;
-  mlc_jscan_init(&s, text, len);
+/* where without its trailing separator ("JOB: " -> "JOB"), into buf. */
+static const char *label(const char *where, char buf[64]) {
   size_t n = strlen(where);
   while (n && (where[n - 1] == ' ' || where[n - 1] == ':' || where[n - 1] == '.')) n--;
-  char what[64];
-  snprintf(what, sizeof what, "%.*s", (int)n, where);
-  if (!mlc_jscan_at(&s, '{')) {
-    if (mlc_jscan_value(&s, 1)) return mlc_error_set(MLC_EPARSE, "%s: expected a JSON object", what);
-    return mlc_jscan_error(&s, what);
+  snprintf(buf, 64, "%.*s", (int)n, where);
+  return buf;
+}
+
+/* One job object at s->p, at nesting depth (1: the whole body), left just
+ * after it. MLC_EPARSE with s->why set for bad JSON (the caller names the
+ * text), or with the error set for a bad field. */
+static int scan_job(mlc_jscan_t *s, rpc_job_view_t *v, const char *where, int depth) {
+  memset(v, 0, sizeof *v);
+  if (!mlc_jscan_at(s, '{')) {
+    if (!mlc_jscan_value(s, depth)) return MLC_EPARSE;
+    char what[64];
+    return mlc_error_set(MLC_EPARSE, "%s: expected a JSON object", label(where, what));
   }
-  s.p++;
+  s->p++;
   mlc_jspan_t key;
-  for (bool first = true; mlc_jscan_member(&s, first, &key); first = false) {
+  for (bool first = true; mlc_jscan_member(s, first, &key); first = false) {
     int f = field_of(&key);
     if (f >= 0 && v->has[f]) return mlc_error_set(MLC_EPARSE, "%s%s: appears twice", where, fields[f]);
-    int st = scan_field(&s, f, v, where);
-    if (st != MLC_OK) return s.why ? mlc_jscan_error(&s, what) : st;
+    int st = scan_field(s, f, v, where, depth + 1);
+    if (st != MLC_OK) return st;
     if (f >= 0) v->has[f] = true;
   }
-  if (s.why) return mlc_jscan_error(&s, what);
-  s.p++; /* the closing brace */
-  mlc_jscan_ws(&s);
-  if (s.p != s.end) return mlc_jscan_error(&s, what); /* "trailing characters" */
-  int st = check_string(v, RPC_JF_ID, where, 40);
-  if (st == MLC_OK) st = check_string(v, RPC_JF_DEVICE_KEY, where, 64);
-  if (st == MLC_OK) st = check_string(v, RPC_JF_WORKLOAD, where, 0);
-  if (st == MLC_OK) st = check_string(v, RPC_JF_TARGET, where, 0);
+  if (s->why) return MLC_EPARSE;
+  s->p++; /* the closing brace */
+  int st = check_string(v, RPC_JF_ID, where, sizeof v->id, v->id);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_DEVICE_KEY, where, sizeof v->device_key, v->device_key);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_WORKLOAD, where, 0, NULL);
+  if (st == MLC_OK) st = check_string(v, RPC_JF_TARGET, where, 0, NULL);
   if (st != MLC_OK) return st;
   if (!v->has[RPC_JF_TRACE]) return mlc_error_set(MLC_EPARSE, "%strace: missing", where);
   const mlc_jspan_t *o = &v->f[RPC_JF_OPTIONS];
   if (v->has[RPC_JF_OPTIONS] && o->p[0] != '{' && !(o->len == 4 && memcmp(o->p, "null", 4) == 0))
     return mlc_error_set(MLC_EPARSE, "%soptions: expected a JSON object", where);
   return MLC_OK;
+}
+
+int rpc_job_scan(rpc_job_view_t *v, const char *text, size_t len, const char *where) {
+  mlc_jscan_t s;
+  mlc_jscan_init(&s, text, len);
+  char what[64];
+  label(where, what);
+  int st = scan_job(&s, v, where, 1);
+  if (st == MLC_OK) {
+    mlc_jscan_ws(&s);
+    if (s.p != s.end) return mlc_jscan_error(&s, what); /* "trailing characters" */
+  }
+  return st != MLC_OK && s.why ? mlc_jscan_error(&s, what) : st;
 }
 
 /* A string field into a new heap string (NULL: out of memory); *nul set
@@ -113,8 +131,8 @@ int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *whe
   rpc_job_view_t v;
   int st = rpc_job_scan(&v, text, len, where);
   if (st != MLC_OK) return st;
-  rpc_job_view_string(&v, RPC_JF_ID, out->id, sizeof out->id);
-  rpc_job_view_string(&v, RPC_JF_DEVICE_KEY, out->device_key, sizeof out->device_key);
+  memcpy(out->id, v.id, sizeof out->id);
+  memcpy(out->device_key, v.device_key, sizeof out->device_key);
   bool nul = false;
   out->workload = field_dup(&v.f[RPC_JF_WORKLOAD], &nul);
   out->target = field_dup(&v.f[RPC_JF_TARGET], &nul);
@@ -143,22 +161,10 @@ int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *whe
   return MLC_OK;
 }
 
-void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap) {
-  const mlc_jspan_t *sp = &v->f[f];
-  char tmp[6 * 64 + 1];
-  if (sp->len >= sizeof tmp || cap == 0) { /* rpc_job_scan refused those */
-    if (cap) buf[0] = '\0';
-    return;
-  }
-  size_t n = mlc_jspan_decode(tmp, sp, NULL);
-  if (n >= cap) n = cap - 1;
-  memcpy(buf, tmp, n);
-  buf[n] = '\0';
-}
-
-/* The jobs array of a SUBMIT, s at its '[': each job checked and its span,
- * id and device key pushed. MLC_EPARSE with s->why set for bad JSON, or
- * with the error set for a bad job. */
+/* The jobs array of a SUBMIT, s at its '[': each job checked where it
+ * stands (one pass over the text) and its span, id and device key pushed.
+ * MLC_EPARSE with s->why set for bad JSON, or with the error set for a bad
+ * job. */
 static int scan_jobs(mlc_jscan_t *s, const char *text, rpc_submit_jobs_t *jobs) {
   s->p++;
   if (mlc_jscan_at(s, ']')) {
@@ -166,17 +172,16 @@ static int scan_jobs(mlc_jscan_t *s, const char *text, rpc_submit_jobs_t *jobs) 
     return MLC_OK;
   }
   for (;;) {
-    mlc_jscan_ws(s);
-    size_t start = (size_t)(s->p - text);
-    if (!mlc_jscan_value(s, 3)) return MLC_EPARSE;
-    rpc_submit_job_t j = {.start = start, .end = (size_t)(s->p - text)};
     char where[48];
     snprintf(where, sizeof where, "SUBMIT: jobs[%zu].", jobs->len);
+    mlc_jscan_ws(s);
     rpc_job_view_t v;
-    int st = rpc_job_scan(&v, text + j.start, j.end - j.start, where);
+    rpc_submit_job_t j = {.start = (size_t)(s->p - text)};
+    int st = scan_job(s, &v, where, 3);
     if (st != MLC_OK) return st;
-    rpc_job_view_string(&v, RPC_JF_ID, j.id, sizeof j.id);
-    rpc_job_view_string(&v, RPC_JF_DEVICE_KEY, j.device_key, sizeof j.device_key);
+    j.end = (size_t)(s->p - text);
+    memcpy(j.id, v.id, sizeof j.id);
+    memcpy(j.device_key, v.device_key, sizeof j.device_key);
     if (mlc_vec_push(jobs, j) != MLC_OK) return mlc_error_set(MLC_ENOMEM, "out of memory reading a SUBMIT");
     mlc_jscan_ws(s);
     if (s->p < s->end && *s->p == ']') {

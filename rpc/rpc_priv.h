@@ -47,6 +47,7 @@ enum { RPC_JF_ID, RPC_JF_DEVICE_KEY, RPC_JF_WORKLOAD, RPC_JF_TARGET, RPC_JF_TRAC
 typedef struct {
   mlc_jspan_t f[RPC_JF_COUNT];
   bool has[RPC_JF_COUNT];
+  char id[40], device_key[64]; /* decoded (checked identifiers) */
 } rpc_job_view_t;
 /* Checks text[0, len) is one job object (whitespace around allowed) with
  * rpc_check_job's rules and messages (`where` as there: "JOB: "), plus
@@ -54,8 +55,6 @@ typedef struct {
 int rpc_job_scan(rpc_job_view_t *v, const char *text, size_t len, const char *where);
 /* rpc_job_scan, then the job's fields into *out (rpc_job_free). */
 int rpc_job_decode(rpc_job_t *out, const char *text, size_t len, const char *where);
-/* A checked identifier field (id, device_key) decoded into buf. */
-void rpc_job_view_string(const rpc_job_view_t *v, int f, char *buf, size_t cap);
 
 /* The jobs of a SUBMIT read from its text (the broker's hot path): each
  * job's span in the text, its id and device key. */
