@@ -147,7 +147,7 @@ int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out) {
     return MLC_OK;
   case TIR_OP_CALL_EXTERN:
   case TIR_OP_CALL_PURE_EXTERN:
-    if (interp_is_wmma_call(e)) return interp_eval_wmma(it, e, out);
+    if (tir_wmma_op(e) != TIR_WMMA_NONE) return interp_eval_wmma(it, e, out);
     return extern_error(it, e);
   case TIR_OP_CALL_LLVM_INTRIN:
   case TIR_OP_CALL_LLVM_PURE_INTRIN: return extern_error(it, e);

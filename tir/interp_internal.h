@@ -322,10 +322,8 @@ static inline int interp_eval_int(interp_t *it, const tir_expr_t *e, int64_t *ou
 }
 int interp_eval_bool(interp_t *it, const tir_expr_t *e, bool *out);
 int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out);
-/* interp_wmma.c: whether call e is one of the WMMA calls (tvm_mma_sync,
- * tvm_load_matrix_sync, tvm_store_matrix_sync, tvm_fill_fragment) and
- * running one (its operands are tiles; out is int32 0). */
-bool interp_is_wmma_call(const tir_expr_t *e);
+/* interp_wmma.c: running one of the WMMA calls (tir_wmma_op; its operands
+ * are tiles; out is int32 0). */
 int interp_eval_wmma(interp_t *it, const tir_expr_t *e, interp_value_t *out);
 
 /* ---- interp_stmt.c / interp_block.c ------------------------------------- */

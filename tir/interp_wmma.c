@@ -41,24 +41,6 @@ typedef struct {
   int64_t flat, row_step, col_step;
 } tile_t;
 
-static const char *const names[] = {"tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync",
-                                    "tvm_store_matrix_sync"};
-enum { FILL, LOAD, MMA, STORE };
-
-static int op_of(const tir_expr_t *e) {
-  const tir_expr_t *name = e->u.call.nargs > 0 ? e->u.call.args[0] : NULL;
-  if (!name || name->kind != TIR_STRING_IMM) return -1;
-  for (int i = 0; i < 4; i++)
-    if (strcmp(name->u.str_value, names[i]) == 0) return i;
-  return -1;
-}
-
-bool interp_is_wmma_call(const tir_expr_t *e) {
-  return (e->u.call.op == TIR_OP_CALL_EXTERN || e->u.call.op == TIR_OP_CALL_PURE_EXTERN) && op_of(e) >= 0;
-}
-
-static bool is_fragment(const tir_buffer_t *b) { return b->scope && strncmp(b->scope, "wmma.", 5) == 0; }
-
 /* The element the operand names: its buffer, view and flat offset. */
 static int locate(interp_t *it, const tir_expr_t *arg, const char *what, tile_t *t) {
   if (arg->kind != TIR_BUFFER_LOAD || arg->dtype.lanes != 1)
@@ -82,7 +64,7 @@ static int locate(interp_t *it, const tir_expr_t *arg, const char *what, tile_t 
 static int fragment_tile(interp_t *it, const tir_expr_t *arg, const char *what, const char *scope, tile_t *t) {
   int rc = locate(it, arg, what, t);
   if (rc != MLC_OK) return rc;
-  if (!is_fragment(t->buf) || (scope && strcmp(t->buf->scope, scope) != 0))
+  if (!tir_wmma_is_fragment(t->buf) || (scope && strcmp(t->buf->scope, scope) != 0))
     return interp_fail(it, "%s: buffer %s (scope %s) is not a %s fragment", what, t->buf->name, t->buf->scope,
                        scope ? scope : "wmma.*");
   const interp_view_t *v = t->view;
@@ -97,7 +79,7 @@ static int memory_tile(interp_t *it, const tir_expr_t *const *args, const char *
   int rc = locate(it, args[0], what, t);
   if (rc == MLC_OK) rc = interp_eval_int(it, args[1], &stride);
   if (rc != MLC_OK) return rc;
-  if (is_fragment(t->buf)) return interp_fail(it, "%s: buffer %s is a fragment, not memory", what, t->buf->name);
+  if (tir_wmma_is_fragment(t->buf)) return interp_fail(it, "%s: buffer %s is a fragment, not memory", what, t->buf->name);
   const tir_expr_t *layout = args[2];
   bool row = layout->kind == TIR_STRING_IMM && strcmp(layout->u.str_value, "row_major") == 0;
   bool col = layout->kind == TIR_STRING_IMM && strcmp(layout->u.str_value, "col_major") == 0;
@@ -148,13 +130,13 @@ static int run_fill(interp_t *it, const tir_expr_t *const *args) {
   tile_t x;
   interp_value_t v;
   interp_scalar_t s;
-  int rc = check_shape(it, args + 1, names[FILL]);
-  if (rc == MLC_OK) rc = fragment_tile(it, args[0], names[FILL], NULL, &x);
+  int rc = check_shape(it, args + 1, tir_wmma_name(TIR_WMMA_FILL));
+  if (rc == MLC_OK) rc = fragment_tile(it, args[0], tir_wmma_name(TIR_WMMA_FILL), NULL, &x);
   if (rc == MLC_OK) rc = interp_eval(it, args[4], &v);
   if (rc != MLC_OK) return rc;
   tir_dtype_t dt = tir_dtype_scalar(x.view->dtype);
   if (v.t.lanes != 1 || (rc = interp_cast(it, dt, v.t, v.s, &s)) != MLC_OK)
-    return rc != MLC_OK ? rc : interp_fail(it, "%s: the value must be a scalar", names[FILL]);
+    return rc != MLC_OK ? rc : interp_fail(it, "%s: the value must be a scalar", tir_wmma_name(TIR_WMMA_FILL));
   for (int i = 0; i < WMMA_DIM; i++)
     for (int j = 0; j < WMMA_DIM; j++) {
       unsigned char *p = NULL;
@@ -165,13 +147,13 @@ static int run_fill(interp_t *it, const tir_expr_t *const *args) {
 }
 
 /* load: fragment <- memory; store: memory <- accumulator fragment. */
-static int run_transfer(interp_t *it, const tir_expr_t *const *args, int op) {
+static int run_transfer(interp_t *it, const tir_expr_t *const *args, tir_wmma_op_t op) {
   tile_t frag, mem;
-  int rc = check_shape(it, args + 1, names[op]);
-  if (rc == MLC_OK) rc = fragment_tile(it, args[0], names[op], op == STORE ? "wmma.accumulator" : NULL, &frag);
-  if (rc == MLC_OK) rc = memory_tile(it, args + 4, names[op], &mem);
+  int rc = check_shape(it, args + 1, tir_wmma_name(op));
+  if (rc == MLC_OK) rc = fragment_tile(it, args[0], tir_wmma_name(op), op == TIR_WMMA_STORE ? "wmma.accumulator" : NULL, &frag);
+  if (rc == MLC_OK) rc = memory_tile(it, args + 4, tir_wmma_name(op), &mem);
   if (rc != MLC_OK) return rc;
-  return op == LOAD ? copy_tile(it, &frag, &mem) : copy_tile(it, &mem, &frag);
+  return op == TIR_WMMA_LOAD ? copy_tile(it, &frag, &mem) : copy_tile(it, &mem, &frag);
 }
 
 static int read_f(interp_t *it, const tile_t *t, int i, int j, double *out) {
@@ -186,12 +168,12 @@ static int run_mma(interp_t *it, const tir_expr_t *const *args) {
   static const char *const scopes[4] = {"wmma.accumulator", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"};
   tile_t t[4];
   int rc = MLC_OK;
-  for (int k = 0; k < 4 && rc == MLC_OK; k++) rc = fragment_tile(it, args[k], names[MMA], scopes[k], &t[k]);
+  for (int k = 0; k < 4 && rc == MLC_OK; k++) rc = fragment_tile(it, args[k], tir_wmma_name(TIR_WMMA_MMA), scopes[k], &t[k]);
   if (rc != MLC_OK) return rc;
   tir_dtype_t dt = tir_dtype_scalar(t[0].view->dtype);
   for (int k = 0; k < 4; k++)
     if (interp_class(t[k].view->dtype) != INTERP_FLOAT)
-      return interp_fail(it, "%s: buffer %s: only float fragments are interpreted", names[MMA], t[k].buf->name);
+      return interp_fail(it, "%s: buffer %s: only float fragments are interpreted", tir_wmma_name(TIR_WMMA_MMA), t[k].buf->name);
   double acc[WMMA_DIM][WMMA_DIM];
   for (int i = 0; i < WMMA_DIM; i++)
     for (int j = 0; j < WMMA_DIM; j++) {
@@ -214,15 +196,15 @@ static int run_mma(interp_t *it, const tir_expr_t *const *args) {
 
 int interp_eval_wmma(interp_t *it, const tir_expr_t *e, interp_value_t *out) {
   static const int nargs[4] = {6, 8, 5, 8}; /* with the name */
-  int op = op_of(e);
-  if (op < 0) return interp_fail(it, "not a WMMA call");
+  tir_wmma_op_t op = tir_wmma_op(e);
+  if (op == TIR_WMMA_NONE) return interp_fail(it, "not a WMMA call");
   if (e->u.call.nargs != nargs[op])
-    return interp_fail(it, "%s takes %d arguments, got %d", names[op], nargs[op] - 1, e->u.call.nargs - 1);
+    return interp_fail(it, "%s takes %d arguments, got %d", tir_wmma_name(op), nargs[op] - 1, e->u.call.nargs - 1);
   const tir_expr_t *const *args = (const tir_expr_t *const *)e->u.call.args + 1;
   int rc;
   switch (op) {
-  case FILL: rc = run_fill(it, args); break;
-  case MMA: rc = run_mma(it, args); break;
+  case TIR_WMMA_FILL: rc = run_fill(it, args); break;
+  case TIR_WMMA_MMA: rc = run_mma(it, args); break;
   default: rc = run_transfer(it, args, op); break;
   }
   out->t = tir_dt_INT32();

@@ -602,6 +602,27 @@ void tir_block_derive_regions(mlc_arena_t *a, tir_block_t *b, tir_region_t **rea
                               tir_region_t **writes, int *nwrites);
 
 /* ------------------------------------------------------------------------ */
+/* GPU constructs (gpu.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The thread a THREAD_BINDING loop's tag names: "blockIdx.y" is
+ * TIR_THREAD_BLOCK with *dim 1, "threadIdx.x" TIR_THREAD_THREAD with 0,
+ * "vthread" and "vthread.x/y/z" TIR_THREAD_VTHREAD; any other tag (or NULL)
+ * is TIR_THREAD_NONE with *dim 0. */
+typedef enum { TIR_THREAD_NONE, TIR_THREAD_BLOCK, TIR_THREAD_THREAD, TIR_THREAD_VTHREAD } tir_thread_kind_t;
+tir_thread_kind_t tir_thread_tag(const char *tag, int *dim);
+
+/* TVM's WMMA tensor-core calls, `T.call_extern("handle", "tvm_fill_fragment"
+ * | "tvm_load_matrix_sync" | "tvm_mma_sync" | "tvm_store_matrix_sync", ...)`
+ * (call_pure_extern too), on fragment buffers of scope wmma.matrix_a,
+ * wmma.matrix_b or wmma.accumulator. tir_wmma_op: which one e is, or
+ * TIR_WMMA_NONE; tir_wmma_name: its name ("(none)" for NONE). */
+typedef enum { TIR_WMMA_NONE = -1, TIR_WMMA_FILL, TIR_WMMA_LOAD, TIR_WMMA_MMA, TIR_WMMA_STORE } tir_wmma_op_t;
+tir_wmma_op_t tir_wmma_op(const tir_expr_t *e);
+const char *tir_wmma_name(tir_wmma_op_t op);
+bool tir_wmma_is_fragment(const tir_buffer_t *b);
+
+/* ------------------------------------------------------------------------ */
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */
 

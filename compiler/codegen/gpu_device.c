@@ -41,26 +41,11 @@
 /* Analysis                                                                  */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { TAG_BLOCK, TAG_THREAD, TAG_VTHREAD } tag_kind_t;
-
-/* "blockIdx.y" -> TAG_BLOCK, 1. MLC_EUNSUPPORTED for other tags. */
-static int parse_tag(const tir_stmt_t *loop, tag_kind_t *kind, int *dim) {
-  static const struct { const char *prefix; tag_kind_t kind; } tags[] = {
-      {"blockIdx.", TAG_BLOCK}, {"threadIdx.", TAG_THREAD}, {"vthread.", TAG_VTHREAD}};
+/* The thread loop's tag names (tir_thread_tag); MLC_EUNSUPPORTED for a tag
+ * that names none. */
+static int parse_tag(const tir_stmt_t *loop, tir_thread_kind_t *kind, int *dim) {
   const char *tag = loop->u.loop.thread_tag ? loop->u.loop.thread_tag : "";
-  for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
-    size_t n = strlen(tags[i].prefix);
-    if (strncmp(tag, tags[i].prefix, n) == 0 && tag[n] >= 'x' && tag[n] <= 'z' && !tag[n + 1]) {
-      *kind = tags[i].kind;
-      *dim = tag[n] - 'x';
-      return MLC_OK;
-    }
-  }
-  if (strcmp(tag, "vthread") == 0) {
-    *kind = TAG_VTHREAD;
-    *dim = 0;
-    return MLC_OK;
-  }
+  if ((*kind = tir_thread_tag(tag, dim)) != TIR_THREAD_NONE) return MLC_OK;
   return mlc_error_set(MLC_EUNSUPPORTED, "loop %s is bound to '%s', which GPU code generation does not know "
                        "(blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z)", loop->u.loop.var->u.var.name, tag);
 }
@@ -112,12 +97,12 @@ static int no_tensor_cores(scan_t *s, const char *what) {
 /* A WMMA call: a warp-wide operation whose tile operands name fragments or
  * addresses (the buffers are used, their elements are not read here). */
 static bool scan_wmma(tir_visitor_t *v, scan_t *s, tir_expr_t *e) {
-  lower_tc_op_t op = lower_tc_op(e);
-  if (!s->gt->tensor_core) return no_tensor_cores(s, lower_tc_name(op)), false;
+  tir_wmma_op_t op = tir_wmma_op(e);
+  if (!s->gt->tensor_core) return no_tensor_cores(s, tir_wmma_name(op)), false;
   if (s->xdepth > 0)
     return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: %s inside a threadIdx.x loop: a WMMA call is run by "
                                     "a whole warp together; bind threadIdx.x (32 lanes) only in the loops around "
-                                    "it that copy data, and warps to threadIdx.y/z", s->f->name, lower_tc_name(op))),
+                                    "it that copy data, and warps to threadIdx.y/z", s->f->name, tir_wmma_name(op))),
            false;
   s->nwmma++;
   for (int i = 1; i < e->u.call.nargs; i++) {
@@ -142,9 +127,9 @@ static int fragment_access(scan_t *s, const tir_buffer_t *b) {
 static bool scan_expr(tir_visitor_t *v, tir_expr_t *e) {
   scan_t *s = v->payload;
   if (e->kind == TIR_VAR) add_unique(s, &s->used, e);
-  if (e->kind == TIR_CALL && lower_tc_op(e) != LOWER_TC_NONE) return scan_wmma(v, s, e);
+  if (e->kind == TIR_CALL && tir_wmma_op(e) != TIR_WMMA_NONE) return scan_wmma(v, s, e);
   if (e->kind == TIR_BUFFER_LOAD) {
-    if (lower_tc_is_fragment(e->u.load.buffer)) return fragment_access(s, e->u.load.buffer), false;
+    if (tir_wmma_is_fragment(e->u.load.buffer)) return fragment_access(s, e->u.load.buffer), false;
     use_buffer(s, e->u.load.buffer);
   }
   return true;
@@ -186,12 +171,12 @@ static void check_cross_thread(scan_t *s, const tir_stmt_t *st) {
 
 /* The extent of a tag: the same expression for every blockIdx loop; the
  * widest constant (or one shared expression) for threadIdx. */
-static void record_extent(scan_t *s, const tir_stmt_t *loop, tag_kind_t kind, int dim) {
-  tir_expr_t **slot = kind == TAG_BLOCK ? &s->grid[dim] : &s->block[dim];
-  const tir_stmt_t **first = kind == TAG_BLOCK ? &s->grid_loop[dim] : &s->block_loop[dim];
+static void record_extent(scan_t *s, const tir_stmt_t *loop, tir_thread_kind_t kind, int dim) {
+  tir_expr_t **slot = kind == TIR_THREAD_BLOCK ? &s->grid[dim] : &s->block[dim];
+  const tir_stmt_t **first = kind == TIR_THREAD_BLOCK ? &s->grid_loop[dim] : &s->block_loop[dim];
   tir_expr_t *ext = loop->u.loop.extent;
   int64_t c = -1;
-  if (kind == TAG_THREAD && tir_as_int(ext, &c) && (!*slot || tir_as_int(*slot, &(int64_t){0}))) {
+  if (kind == TIR_THREAD_THREAD && tir_as_int(ext, &c) && (!*slot || tir_as_int(*slot, &(int64_t){0}))) {
     if (c > s->block_const[dim]) {
       s->block_const[dim] = c;
       *slot = ext;
@@ -212,26 +197,26 @@ static void record_extent(scan_t *s, const tir_stmt_t *loop, tag_kind_t kind, in
 
 static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
   scan_t *s = v->payload;
-  tag_kind_t kind;
+  tir_thread_kind_t kind;
   int dim;
   switch (st->kind) {
   case TIR_FOR:
     add_unique(s, &s->defined, st->u.loop.var);
     if (st->u.loop.kind != TIR_FOR_THREAD_BINDING) break;
     if (parse_tag(st, &kind, &dim) != MLC_OK) return fail_at(s, mlc_error_last_code()), false;
-    if (kind != TAG_VTHREAD) record_extent(s, st, kind, dim);
-    if (kind == TAG_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
+    if (kind != TIR_THREAD_VTHREAD) record_extent(s, st, kind, dim);
+    if (kind == TIR_THREAD_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
       fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
-    s->xdepth += kind == TAG_THREAD && dim == 0;
+    s->xdepth += kind == TIR_THREAD_THREAD && dim == 0;
     break;
   case TIR_LET: add_unique(s, &s->defined, st->u.let.var); break;
   case TIR_ALLOCATE:
     add_unique(s, &s->defined, st->u.allocate.buffer->data);
-    if (lower_tc_is_fragment(st->u.allocate.buffer) && !s->gt->tensor_core)
+    if (tir_wmma_is_fragment(st->u.allocate.buffer) && !s->gt->tensor_core)
       no_tensor_cores(s, st->u.allocate.buffer->name);
     break;
   case TIR_BUFFER_STORE:
-    if (lower_tc_is_fragment(st->u.store.buffer)) return fragment_access(s, st->u.store.buffer), false;
+    if (tir_wmma_is_fragment(st->u.store.buffer)) return fragment_access(s, st->u.store.buffer), false;
     use_buffer(s, st->u.store.buffer);
     check_cross_thread(s, st);
     break;
@@ -298,29 +283,29 @@ typedef cg_kernel_state_t kstate_t;
 
 static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
   kstate_t *k = cg->gpu;
-  tag_kind_t kind;
+  tir_thread_kind_t kind;
   int dim;
   int rc = parse_tag(s, &kind, &dim);
   if (rc != MLC_OK) return rc;
-  if (kind == TAG_VTHREAD) return cg_serial_for(cg, s);
+  if (kind == TIR_THREAD_VTHREAD) return cg_serial_for(cg, s);
   tir_dtype_t t = s->u.loop.var->dtype;
-  LLVMValueRef idx = k->gt->index(cg, kind == TAG_BLOCK, dim);
+  LLVMValueRef idx = k->gt->index(cg, kind == TIR_THREAD_BLOCK, dim);
   LLVMValueRef min = cg_expr(cg, s->u.loop.min);
   if (!min) return mlc_error_last_code();
   LLVMValueRef v = LLVMBuildAdd(cg->b, cg_cast(cg, idx, tir_dt_INT32(), t), cg_cast(cg, min, s->u.loop.min->dtype, t), "");
   LLVMBasicBlockRef merge = NULL;
   int64_t ext;
-  if (kind == TAG_THREAD && tir_as_int(s->u.loop.extent, &ext) && ext < k->block_const[dim]) {
+  if (kind == TIR_THREAD_THREAD && tir_as_int(s->u.loop.extent, &ext) && ext < k->block_const[dim]) {
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "thread.active");
     merge = LLVMAppendBasicBlockInContext(cg->ctx, cg->fn, "thread.end");
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntULT, idx, cg_i32(cg, ext), ""), body, merge);
     LLVMPositionBuilderAtEnd(cg->b, body);
   }
   size_t mark = cg->vars.len;
-  k->thread_depth += kind == TAG_THREAD;
+  k->thread_depth += kind == TIR_THREAD_THREAD;
   rc = cg_bind(cg, s->u.loop.var, v, 0);
   if (rc == MLC_OK) rc = cg_stmt(cg, s->u.loop.body);
-  k->thread_depth -= kind == TAG_THREAD;
+  k->thread_depth -= kind == TIR_THREAD_THREAD;
   cg->vars.len = mark;
   if (rc == MLC_OK && merge) {
     LLVMBuildBr(cg->b, merge);
@@ -356,7 +341,7 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
                          b->name, b->scope);
   if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
-  if (lower_tc_is_fragment(b)) return k->gt->fragment_alloca(cg, s); /* the scan refused it without */
+  if (tir_wmma_is_fragment(b)) return k->gt->fragment_alloca(cg, s); /* the scan refused it without */
   if (strcmp(b->scope, MLC_CROSS_THREAD_SCOPE) == 0) bytes = cg_elem_bytes(b->dtype) * b->dtype.lanes; /* own slot */
   if (strcmp(b->scope, "global") == 0 && k->thread_depth == 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope global) is allocated inside a GPU kernel but "
@@ -378,7 +363,7 @@ static int dev_attr(cg_t *cg, const tir_stmt_t *s) {
 /* The WMMA calls are the target's; other values are generated as usual. */
 static int dev_evaluate(cg_t *cg, const tir_expr_t *value, bool *done) {
   kstate_t *k = cg->gpu;
-  if (lower_tc_op(value) == LOWER_TC_NONE) return MLC_OK;
+  if (tir_wmma_op(value) == TIR_WMMA_NONE) return MLC_OK;
   *done = true;
   return k->gt->tensor_core(cg, value);
 }

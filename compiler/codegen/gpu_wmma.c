@@ -33,7 +33,7 @@
 enum { FRAG_REGS = 8, FRAG_BYTES = 32, TILE_ELEMS = LOWER_TC_DIM * LOWER_TC_DIM };
 
 static int unsupported(const tir_expr_t *call, const char *what, const char *name) {
-  return mlc_error_set(MLC_EUNSUPPORTED, "codegen: %s: %s%s", lower_tc_name(lower_tc_op(call)), what, name ? name : "");
+  return mlc_error_set(MLC_EUNSUPPORTED, "codegen: %s: %s%s", tir_wmma_name(tir_wmma_op(call)), what, name ? name : "");
 }
 
 /* The flat index of a lowered access (1-D, no strides or offset). */
@@ -208,11 +208,11 @@ static int gen_fill(cg_t *cg, const tir_expr_t *call) {
 }
 
 int cg_nvptx_wmma(cg_t *cg, const tir_expr_t *call) {
-  switch (lower_tc_op(call)) {
-  case LOWER_TC_LOAD: return gen_load(cg, call);
-  case LOWER_TC_STORE: return gen_store(cg, call);
-  case LOWER_TC_MMA: return gen_mma(cg, call);
-  case LOWER_TC_FILL: return gen_fill(cg, call);
+  switch (tir_wmma_op(call)) {
+  case TIR_WMMA_LOAD: return gen_load(cg, call);
+  case TIR_WMMA_STORE: return gen_store(cg, call);
+  case TIR_WMMA_MMA: return gen_mma(cg, call);
+  case TIR_WMMA_FILL: return gen_fill(cg, call);
   default: return mlc_error_set(MLC_EINTERNAL, "codegen: not a WMMA call");
   }
 }

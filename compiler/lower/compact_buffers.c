@@ -155,8 +155,8 @@ static int64_t row_stride(const tir_buffer_t *b) {
  * must be the buffer's row stride, which compaction then updates; any
  * other stride (or a 1-D buffer) keeps the buffer's layout. */
 static void tile_access(coll_t *c, const tir_expr_t *call) {
-  lower_tc_op_t op = lower_tc_op(call);
-  for (int pos = 1; op != LOWER_TC_NONE && pos < call->u.call.nargs; pos++) {
+  tir_wmma_op_t op = tir_wmma_op(call);
+  for (int pos = 1; op != TIR_WMMA_NONE && pos < call->u.call.nargs; pos++) {
     const tir_expr_t *x = call->u.call.args[pos];
     if (!lower_tc_is_tile_arg(op, pos) || x->kind != TIR_BUFFER_LOAD || x->u.load.buffer != c->buf) continue;
     int n = x->u.load.nindices;
@@ -347,8 +347,8 @@ static tir_expr_t **shift_indices(shift_t *sh, tir_expr_t **idx, int n) {
 /* A WMMA call whose memory operand is the compacted buffer gets its row
  * stride (tile_access made sure the old argument was the old one). */
 static tir_expr_t *shift_stride(shift_t *sh, tir_expr_t *call) {
-  lower_tc_op_t op = lower_tc_op(call);
-  if ((op != LOWER_TC_LOAD && op != LOWER_TC_STORE) || call->u.call.nargs <= LOWER_TC_LAYOUT_ARG) return call;
+  tir_wmma_op_t op = tir_wmma_op(call);
+  if ((op != TIR_WMMA_LOAD && op != TIR_WMMA_STORE) || call->u.call.nargs <= LOWER_TC_LAYOUT_ARG) return call;
   const tir_expr_t *x = call->u.call.args[LOWER_TC_MEM_ARG];
   if (x->kind != TIR_BUFFER_LOAD || x->u.load.buffer != sh->to) return call;
   mlc_arena_t *a = sh->cb->a;

@@ -85,9 +85,9 @@ static bool get_chain(tir_stmt_t *s, chain_t *c) {
   return s->kind == TIR_BLOCK_REALIZE && c->nloops > 0;
 }
 
-static bool is_thread_x(const tir_stmt_t *loop) {
-  return loop->u.loop.kind == TIR_FOR_THREAD_BINDING && loop->u.loop.thread_tag &&
-         strncmp(loop->u.loop.thread_tag, "threadIdx.", 10) == 0;
+static bool is_thread_loop(const tir_stmt_t *loop) {
+  int dim;
+  return loop->u.loop.kind == TIR_FOR_THREAD_BINDING && tir_thread_tag(loop->u.loop.thread_tag, &dim) == TIR_THREAD_THREAD;
 }
 
 /* Whether any binding of the given iter type uses v. */
@@ -125,7 +125,7 @@ static int plan_chain(ctr_t *c, const chain_t *ch, plan_t *p) {
     tir_var_t *v = ch->loops[i]->u.loop.var;
     bool r = bindings_use(ch->realize, v, true), s = bindings_use(ch->realize, v, false);
     if (r && p->first_red < 0) p->first_red = i;
-    if (r && is_thread_x(ch->loops[i])) {
+    if (r && is_thread_loop(ch->loops[i])) {
       if (p->thread >= 0) return refuse(c, ch->loops[i], "one reduction loop is bound to threads");
       p->thread = i;
     }

@@ -86,7 +86,7 @@ static void acc_union(acc_t *a, const acc_t *b) {
 
 static bool collect_expr(tir_visitor_t *v, tir_expr_t *e) {
   acc_t *acc = v->payload;
-  if (lower_tc_op(e) == LOWER_TC_STORE && e->u.call.nargs > LOWER_TC_MEM_ARG) { /* writes its memory tile */
+  if (tir_wmma_op(e) == TIR_WMMA_STORE && e->u.call.nargs > LOWER_TC_MEM_ARG) { /* writes its memory tile */
     const tir_expr_t *p = e->u.call.args[LOWER_TC_MEM_ARG];
     if (p->kind == TIR_BUFFER_LOAD && is_shared_scope(p->u.load.buffer->scope)) set_add(&acc->w, p->u.load.buffer->data);
   }
@@ -118,13 +118,6 @@ static bool is_sync(const tir_stmt_t *s) {
 
 static bool divergent(const sync_t *c, tir_expr_t *e) {
   return e && c->ntvars > 0 && tir_expr_uses_any_var(e, (tir_var_t *const *)c->tvars, c->ntvars);
-}
-
-static int tag_dim(const char *tag, const char *prefix) {
-  size_t n = strlen(prefix);
-  if (!tag || strncmp(tag, prefix, n) != 0 || tag[n] != '.' || tag[n + 1] < 'x' || tag[n + 1] > 'z' || tag[n + 2])
-    return -1;
-  return tag[n + 1] - 'x';
 }
 
 static bool push_tvar(sync_t *c, tir_var_t *v) {
@@ -202,10 +195,10 @@ static tir_stmt_t *walk_serial_loop(sync_t *c, tir_stmt_t *s, acc_t *st) {
 static tir_stmt_t *walk_for(sync_t *c, tir_stmt_t *s, acc_t *st, const acc_t *acc) {
   if (divergent(c, s->u.loop.min) || divergent(c, s->u.loop.extent)) return whole(c, s, st, acc);
   if (s->u.loop.kind != TIR_FOR_THREAD_BINDING) return walk_serial_loop(c, s, st);
-  const char *tag = s->u.loop.thread_tag;
-  int d = tag_dim(tag, "threadIdx");
-  if (d < 0) {
-    if (tag_dim(tag, "blockIdx") >= 0) return with_body(c, s, walk(c, s->u.loop.body, st));
+  int d;
+  tir_thread_kind_t kind = tir_thread_tag(s->u.loop.thread_tag, &d);
+  if (kind != TIR_THREAD_THREAD) {
+    if (kind == TIR_THREAD_BLOCK) return with_body(c, s, walk(c, s->u.loop.body, st));
     return walk_serial_loop(c, s, st); /* vthread: a serial loop in the kernel */
   }
   int64_t ext = lower_const_or_neg(s->u.loop.extent);
@@ -254,9 +247,9 @@ static tir_stmt_t *walk(sync_t *c, tir_stmt_t *s, acc_t *st) {
 static bool block_dims(tir_visitor_t *v, tir_stmt_t *s) {
   int64_t *block = v->payload;
   if (s->kind != TIR_FOR || s->u.loop.kind != TIR_FOR_THREAD_BINDING) return true;
-  int d = tag_dim(s->u.loop.thread_tag, "threadIdx");
+  int d;
   int64_t ext = lower_const_or_neg(s->u.loop.extent);
-  if (d >= 0 && ext > block[d]) block[d] = ext;
+  if (tir_thread_tag(s->u.loop.thread_tag, &d) == TIR_THREAD_THREAD && ext > block[d]) block[d] = ext;
   return true;
 }
 

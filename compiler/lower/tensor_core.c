@@ -27,28 +27,12 @@
 
 #include "compiler/lower/lower_util.h"
 
-static const char *const tc_names[] = {"tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync",
-                                       "tvm_store_matrix_sync"};
-
-lower_tc_op_t lower_tc_op(const tir_expr_t *e) {
-  if (e->kind != TIR_CALL || (e->u.call.op != TIR_OP_CALL_EXTERN && e->u.call.op != TIR_OP_CALL_PURE_EXTERN) ||
-      e->u.call.nargs < 1 || e->u.call.args[0]->kind != TIR_STRING_IMM)
-    return LOWER_TC_NONE;
-  for (int i = 0; i < 4; i++)
-    if (strcmp(e->u.call.args[0]->u.str_value, tc_names[i]) == 0) return (lower_tc_op_t)i;
-  return LOWER_TC_NONE;
-}
-
-const char *lower_tc_name(lower_tc_op_t op) { return op == LOWER_TC_NONE ? "(none)" : tc_names[op]; }
-
-bool lower_tc_is_fragment(const tir_buffer_t *b) { return b->scope && strncmp(b->scope, "wmma.", 5) == 0; }
-
-bool lower_tc_is_tile_arg(lower_tc_op_t op, int pos) {
+bool lower_tc_is_tile_arg(tir_wmma_op_t op, int pos) {
   switch (op) {
-  case LOWER_TC_MMA: return pos >= 1 && pos <= 4;
-  case LOWER_TC_FILL: return pos == LOWER_TC_FRAG_ARG;
-  case LOWER_TC_LOAD:
-  case LOWER_TC_STORE: return pos == LOWER_TC_FRAG_ARG || pos == LOWER_TC_MEM_ARG;
+  case TIR_WMMA_MMA: return pos >= 1 && pos <= 4;
+  case TIR_WMMA_FILL: return pos == LOWER_TC_FRAG_ARG;
+  case TIR_WMMA_LOAD:
+  case TIR_WMMA_STORE: return pos == LOWER_TC_FRAG_ARG || pos == LOWER_TC_MEM_ARG;
   default: return false;
   }
 }
@@ -65,14 +49,14 @@ typedef struct {
 
 static int bad(check_t *c, const tir_expr_t *call, const char *what) {
   if (c->rc == MLC_OK)
-    c->rc = mlc_error_set(MLC_EUNSUPPORTED, "%s: %s: %s", c->f->name, lower_tc_name(lower_tc_op(call)), what);
+    c->rc = mlc_error_set(MLC_EUNSUPPORTED, "%s: %s: %s", c->f->name, tir_wmma_name(tir_wmma_op(call)), what);
   return c->rc;
 }
 
 /* args[pos] is a load of a fragment buffer of `scope` (NULL: any). */
 static void check_fragment(check_t *c, const tir_expr_t *call, int pos, const char *scope) {
   const tir_expr_t *x = call->u.call.args[pos];
-  if (x->kind != TIR_BUFFER_LOAD || x->dtype.lanes != 1 || !lower_tc_is_fragment(x->u.load.buffer))
+  if (x->kind != TIR_BUFFER_LOAD || x->dtype.lanes != 1 || !tir_wmma_is_fragment(x->u.load.buffer))
     bad(c, call, "a fragment operand must be an element of a wmma.* buffer");
   else if (scope && strcmp(x->u.load.buffer->scope, scope) != 0)
     bad(c, call, scope[5] == 'a' ? "the operand must be a wmma.accumulator fragment"
@@ -81,7 +65,7 @@ static void check_fragment(check_t *c, const tir_expr_t *call, int pos, const ch
 
 static void check_memory(check_t *c, const tir_expr_t *call) {
   const tir_expr_t *p = call->u.call.args[LOWER_TC_MEM_ARG], *l = call->u.call.args[LOWER_TC_LAYOUT_ARG];
-  if (p->kind != TIR_BUFFER_LOAD || p->dtype.lanes != 1 || lower_tc_is_fragment(p->u.load.buffer))
+  if (p->kind != TIR_BUFFER_LOAD || p->dtype.lanes != 1 || tir_wmma_is_fragment(p->u.load.buffer))
     bad(c, call, "the memory operand must be an element of a buffer outside fragments");
   else if (l->kind != TIR_STRING_IMM || (strcmp(l->u.str_value, "row_major") && strcmp(l->u.str_value, "col_major")))
     bad(c, call, "the layout must be \"row_major\" or \"col_major\"");
@@ -89,13 +73,13 @@ static void check_memory(check_t *c, const tir_expr_t *call) {
 
 static void check_call(check_t *c, const tir_expr_t *e) {
   static const int nargs[4] = {6, 8, 5, 8};
-  lower_tc_op_t op = lower_tc_op(e);
-  if (op == LOWER_TC_NONE) return;
+  tir_wmma_op_t op = tir_wmma_op(e);
+  if (op == TIR_WMMA_NONE) return;
   if (e->u.call.nargs != nargs[op]) {
     bad(c, e, "wrong number of arguments");
     return;
   }
-  if (op == LOWER_TC_MMA) {
+  if (op == TIR_WMMA_MMA) {
     static const char *const scopes[4] = {"wmma.accumulator", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"};
     for (int k = 0; k < 4; k++) check_fragment(c, e, 1 + k, scopes[k]);
     return;
@@ -103,8 +87,8 @@ static void check_call(check_t *c, const tir_expr_t *e) {
   for (int d = 2; d <= 4; d++)
     if (lower_const_or_neg(e->u.call.args[d]) != LOWER_TC_DIM)
       bad(c, e, "only 16x16x16 tiles (m = n = k = 16) are generated");
-  check_fragment(c, e, LOWER_TC_FRAG_ARG, op == LOWER_TC_LOAD ? NULL : "wmma.accumulator");
-  if (op != LOWER_TC_FILL) check_memory(c, e);
+  check_fragment(c, e, LOWER_TC_FRAG_ARG, op == TIR_WMMA_LOAD ? NULL : "wmma.accumulator");
+  if (op != TIR_WMMA_FILL) check_memory(c, e);
 }
 
 static bool check_expr(tir_visitor_t *v, tir_expr_t *e) {
@@ -115,7 +99,7 @@ static bool check_expr(tir_visitor_t *v, tir_expr_t *e) {
 
 static bool check_stmt(tir_visitor_t *v, tir_stmt_t *s) {
   check_t *c = v->payload;
-  if (s->kind == TIR_ALLOCATE && lower_tc_is_fragment(s->u.allocate.buffer)) c->fragments = true;
+  if (s->kind == TIR_ALLOCATE && tir_wmma_is_fragment(s->u.allocate.buffer)) c->fragments = true;
   return c->rc == MLC_OK;
 }
 
@@ -185,7 +169,7 @@ static tir_buffer_t *tiled_buffer(mlc_arena_t *a, lt_t *lt, const tir_buffer_t *
 static tir_stmt_t *lt_stmt(tir_mutator_t *m, tir_stmt_t *s) {
   lt_t *lt = m->payload;
   tir_stmt_t *x = tir_mutate_stmt_children(m, s);
-  if (lt->rc != MLC_OK || x->kind != TIR_ALLOCATE || !lower_tc_is_fragment(x->u.allocate.buffer)) return x;
+  if (lt->rc != MLC_OK || x->kind != TIR_ALLOCATE || !tir_wmma_is_fragment(x->u.allocate.buffer)) return x;
   relayout_t r = {x->u.allocate.buffer, tiled_buffer(m->arena, lt, x->u.allocate.buffer)};
   if (!r.to) return x;
   tir_mutator_t rm = {.arena = m->arena, .expr = relayout_expr, .stmt = relayout_stmt, .payload = &r};

@@ -21,22 +21,17 @@ int mlc_pass_lower_tensor_core(tir_func_t *f, const mlc_target_t *target, mlc_st
 
 #define LOWER_TC_DIM 16 /* m = n = k: the only WMMA shape generated */
 
-typedef enum { LOWER_TC_NONE = -1, LOWER_TC_FILL, LOWER_TC_LOAD, LOWER_TC_MMA, LOWER_TC_STORE } lower_tc_op_t;
-
 /* Argument positions in the call's args (args[0] is the function name):
  * the fragment of fill/load/store is args[1]; load/store's memory operand,
  * row stride and layout string are args[5], args[6], args[7]; mma's
  * D, A, B, C are args[1..4]. */
 enum { LOWER_TC_FRAG_ARG = 1, LOWER_TC_MEM_ARG = 5, LOWER_TC_STRIDE_ARG = 6, LOWER_TC_LAYOUT_ARG = 7 };
 
-/* The WMMA call e is (a call_extern of one of the four names), or
- * LOWER_TC_NONE. */
-lower_tc_op_t lower_tc_op(const tir_expr_t *e);
-const char *lower_tc_name(lower_tc_op_t op);
-/* True for the scopes wmma.matrix_a, wmma.matrix_b and wmma.accumulator. */
-bool lower_tc_is_fragment(const tir_buffer_t *b);
+/* Which call is which, and which buffers are fragments: tir.h's
+ * tir_wmma_op, tir_wmma_name, tir_wmma_is_fragment (shared with the
+ * interpreter). */
 /* True when argument `pos` of a call of kind op is a tile operand (a
  * fragment or a memory address). */
-bool lower_tc_is_tile_arg(lower_tc_op_t op, int pos);
+bool lower_tc_is_tile_arg(tir_wmma_op_t op, int pos);
 
 #endif
