@@ -38,7 +38,12 @@
  *
  *   bench_workloads [--trials N] [--only GMM,BMM,C2D,SFM,LN] [--threads 1|2]
  *                   [--repeat R] [--min-ms MS] [--retries N] [--db DIR]
- *                   [--seed S] [--quick]
+ *                   [--seed S] [--trace FILE] [--quick]
+ *
+ * --trace FILE adds a schedule of your own (TVM's Python trace form, as
+ * `mlc-sched apply --script` takes it) as one more contender of the one
+ * workload --only names; --trials 0 then skips tuning, to time a hand
+ * schedule against the peers alone.
  */
 #include <ftw.h>
 #include <math.h>
@@ -77,6 +82,7 @@ typedef struct {
   double min_secs;
   const char *db_dir; /* NULL: a temporary database removed at exit */
   uint64_t seed;
+  const char *trace; /* --trace FILE, NULL: none */
   bool quick;
 } opts_t;
 
@@ -88,7 +94,10 @@ MLC_NORETURN static void usage(const char *why) {
   FILE *f = why ? stderr : stdout;
   if (why) fprintf(f, "bench_workloads: %s\n", why);
   fprintf(f, "usage: bench_workloads [--trials N] [--only GMM,BMM,C2D,SFM,LN] [--threads 1|2]\n"
-             "                       [--repeat R] [--min-ms MS] [--retries N] [--db DIR] [--seed S] [--quick]\n");
+             "                       [--repeat R] [--min-ms MS] [--retries N] [--db DIR] [--seed S]\n"
+             "                       [--trace FILE] [--quick]\n"
+             "  --trace FILE  time this schedule (TVM's Python trace form) too; needs --only with one workload\n"
+             "  --trials 0    do not tune (with --trace: the trace against the peers)\n");
   exit(why ? 2 : 0);
 }
 
@@ -129,7 +138,7 @@ static void parse_args(opts_t *o, int argc, char **argv) {
     snprintf(why, sizeof why, "%s: unknown option, or its value is missing", a);
     if (!v) usage(why);
     i++;
-    if (strcmp(a, "--trials") == 0) o->trials = parse_int(v, 1, 100000, "--trials");
+    if (strcmp(a, "--trials") == 0) o->trials = parse_int(v, 0, 100000, "--trials");
     else if (strcmp(a, "--only") == 0) parse_only(o, v), any = true;
     else if (strcmp(a, "--threads") == 0) o->threads = parse_int(v, 1, BENCH_MAX_THREADS, "--threads");
     else if (strcmp(a, "--repeat") == 0) o->repeat = parse_int(v, 1, BENCH_MAX_REPEAT, "--repeat");
@@ -137,8 +146,12 @@ static void parse_args(opts_t *o, int argc, char **argv) {
     else if (strcmp(a, "--min-ms") == 0) o->min_secs = parse_int(v, 1, 10000, "--min-ms") * 1e-3;
     else if (strcmp(a, "--db") == 0) o->db_dir = v;
     else if (strcmp(a, "--seed") == 0) o->seed = (uint64_t)parse_int(v, 0, 1 << 30, "--seed");
+    else if (strcmp(a, "--trace") == 0) o->trace = v;
     else usage(why);
   }
+  int nonly = 0;
+  for (int w = 0; w < NWL; w++) nonly += o->only[w];
+  if (o->trace && nonly != 1) usage("--trace needs --only with exactly one workload (the one the trace schedules)");
   for (int w = 0; !any && w < NWL; w++) o->only[w] = true;
   /* --quick is a smoke test of the whole program, not a figure. */
   if (o->trials < 0) o->trials = o->quick ? 32 : 200;
@@ -225,6 +238,10 @@ static int tune_into(tuning_t *t, const opts_t *o, const bench_wl_problem_t *p, 
 static void tune(tuning_t *t, const opts_t *o, const bench_wl_problem_t *p, const mlc_target_t *target,
                  const char *db_dir) {
   t->best = -1;
+  if (o->trials == 0) {
+    snprintf(t->error, sizeof t->error, "not tuned (--trials 0)");
+    return;
+  }
   printf("\ntuning %s (%d trials)...\n", p->c.name, o->trials);
   fflush(stdout);
   if (tune_into(t, o, p, target, db_dir) != MLC_OK) {
@@ -303,6 +320,24 @@ static void add_mine(field_t *f, tuning_t *t, const bench_wl_problem_t *p, const
   bench_kernel_contender_init(&c, name);
   bench_kernel_contender_add(&c, f->ci, k);
   f->mine = field_add(f, &c, true);
+}
+
+/* --trace FILE: the workload scheduled by a trace of the user's. */
+static void add_trace(field_t *f, const opts_t *o, const bench_wl_problem_t *p, const mlc_target_t *target) {
+  if (!o->trace) return;
+  sch_t *sch = NULL;
+  bench_kernel_t *k = NULL;
+  int rc = bench_schedule_python_file(&sch, p->func, o->trace);
+  if (rc == MLC_OK) rc = bench_wl_kernel_build(&k, sch, target, p);
+  sch_free(sch);
+  if (rc != MLC_OK) bench_die(o->trace, mlc_error_last());
+  const char *base = strrchr(o->trace, '/');
+  bench_contender_t c;
+  char name[BENCH_NAME_LEN];
+  snprintf(name, sizeof name, "mlc trace %s", base ? base + 1 : o->trace);
+  bench_kernel_contender_init(&c, name);
+  bench_kernel_contender_add(&c, f->ci, k);
+  field_add(f, &c, true);
 }
 
 static void add_dnnl(field_t *f, const opts_t *o, const bench_wl_problem_t *p) {
@@ -407,8 +442,9 @@ static void print_verdict(const outcome_t *r, const tuning_t *t) {
 }
 
 static void measure_workload(outcome_t *out, field_t *f, tuning_t *t, const bench_wl_problem_t *p,
-                             const peers_t *pe, const mlc_target_t *target) {
+                             const peers_t *pe, const mlc_target_t *target, const opts_t *o) {
   add_mine(f, t, p, target);
+  add_trace(f, o, p, target);
   field_add(f, &pe->peak, false);
   printf("timing %d contenders...\n", f->n);
   fflush(stdout);
@@ -532,7 +568,7 @@ int main(int argc, char **argv) {
     if (!o.only[w]) continue;
     if (bench_stop_requested) snprintf(t[w].error, sizeof t[w].error, "not tuned: interrupted"), t[w].best = -1;
     else tune(&t[w], &o, &p[w], &target, db);
-    if (t[w].error[0]) fprintf(stderr, "bench_workloads: %s: %s\n", p[w].c.name, t[w].error);
+    if (t[w].error[0] && o.trials > 0) fprintf(stderr, "bench_workloads: %s: %s\n", p[w].c.name, t[w].error);
   }
   double tuned_at = bench_now();
   for (int w = 0; w < NWL; w++) {
@@ -543,9 +579,9 @@ int main(int argc, char **argv) {
     print_tuning(&t[w], &p[w]);
     field_t f;
     field_init(&f, &o, &pe, &p[w], w);
-    measure_workload(&r[w], &f, &t[w], &p[w], &pe, &target);
+    measure_workload(&r[w], &f, &t[w], &p[w], &pe, &target, &o);
     field_free(&f);
-    if (t[w].error[0]) status = 1;
+    if (t[w].error[0] && o.trials > 0) status = 1;
   }
   print_summary(r, t, p, &o);
   printf("\nwall time: %.0f s (tuning %.0f s, timing %.0f s)\n", bench_now() - t0, tuned_at - t0,

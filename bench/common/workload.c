@@ -183,5 +183,5 @@ static double wl_error(const float *out, const void *problem) { return bench_wl_
 int bench_wl_kernel_build(bench_kernel_t **out, const sch_t *sch, const mlc_target_t *target,
                           const bench_wl_problem_t *p) {
   return bench_kernel_build_arrays(out, sch, target, (float *const *)p->in, p->in_len, p->nin, p->nout, wl_error, p,
-                                   NULL);
+                                   getenv("MLC_BENCH_DUMP"));
 }
