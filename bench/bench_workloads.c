@@ -275,7 +275,7 @@ typedef struct {
   bench_contender_t cs[MAX_FIELD];
   bool owned[MAX_FIELD];   /* freed with the field (the peers' copies are not) */
   int n;
-  int mine, dnnl;          /* indices, -1 when absent */
+  int mine, dnnl, trace;   /* indices, -1 when absent */
   bench_plan_t plan;
   int ci;
 } field_t;
@@ -337,7 +337,7 @@ static void add_trace(field_t *f, const opts_t *o, const bench_wl_problem_t *p, 
   snprintf(name, sizeof name, "mlc trace %s", base ? base + 1 : o->trace);
   bench_kernel_contender_init(&c, name);
   bench_kernel_contender_add(&c, f->ci, k);
-  field_add(f, &c, true);
+  f->trace = field_add(f, &c, true);
 }
 
 static void add_dnnl(field_t *f, const opts_t *o, const bench_wl_problem_t *p) {
@@ -353,7 +353,7 @@ static void add_dnnl(field_t *f, const opts_t *o, const bench_wl_problem_t *p) {
 
 static void field_init(field_t *f, const opts_t *o, const peers_t *pe, const bench_wl_problem_t *p, int w) {
   memset(f, 0, sizeof *f);
-  f->mine = f->dnnl = -1;
+  f->mine = f->dnnl = f->trace = -1;
   field_plan(f, o, p, case_index[w]);
   if (p->kind == BENCH_WL_GMM || p->kind == BENCH_WL_C2D)
     for (int i = 0; i < pe->ngemm; i++) field_add(f, &pe->gemm[i], false);
@@ -393,7 +393,7 @@ static void collect(outcome_t *out, const field_t *f) {
   memset(out, 0, sizeof *out);
   for (int i = 0; i < f->n; i++) {
     const bench_contender_t *c = &f->cs[i];
-    if (c->is_peak) continue;
+    if (c->is_peak || i == f->trace) continue; /* --trace's is no peer */
     out->npeers += i != f->mine;
     if (is_wrong(c, f)) continue;
     double m = median_secs(c, f);
