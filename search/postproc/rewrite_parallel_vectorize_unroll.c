@@ -22,6 +22,20 @@
  *   and pragma_unroll_explicit = 1 (0 for implicit), which the compiler's
  *   unroll pass applies to the loop nests below (S = 0: nothing).
  *
+ * Two extensions of TVM's vectorization, for what its plan cannot
+ * vectorize (docs/decisions.md, "Vectorizing long and reduction-innermost
+ * loops"), both only where every access of the block sees the loop with
+ * stride 0 or 1 (at least one with 1) and only below the parallel loops:
+ * - split: an innermost data-parallel loop longer than the limit (a row of
+ *   1024 under a compute_at) is split by its largest divisor within the
+ *   limit and the inner part vectorized (newer TVMs do this for a block
+ *   whose loops all fuse; this does it for the innermost loop alone);
+ * - reorder: a block whose innermost loops are reductions (an rfactor
+ *   block after compute_at, a column sum) gets the nearest data-parallel
+ *   loop above them, within the limit, moved innermost and vectorized. The
+ *   order in which each output element accumulates is unchanged, so this
+ *   is exact.
+ *
  * Two departures from TVM, both about blocks other postprocessors own:
  * blocks inside a block annotated meta_schedule.auto_tensorize with an
  * intrinsic are left alone (the intrinsic replaces them; a vectorized or
@@ -40,6 +54,9 @@
 typedef struct {
   int64_t max_parallel, max_vectorize, unroll_explicit, unroll_implicit; /* -1: absent */
   int num_parallel, num_vectorize;                                       /* -1: none */
+  /* The extensions (file comment), when num_vectorize plans nothing: */
+  int64_t split_factor; /* > 0: split the innermost loop, vectorize the inner part */
+  int reorder_loop;     /* >= 0: move this loop innermost and vectorize it */
 } parsed_t;
 
 static const char *const root_keys[] = {MS_ANN_PARALLEL, MS_ANN_VECTORIZE, MS_ANN_UNROLL_EXPLICIT,
@@ -57,6 +74,8 @@ static bool parse_root(const tir_block_t *root, parsed_t *p) {
     if (!tir_as_int(v, fields[i])) *fields[i] = -1;
   }
   p->num_parallel = p->num_vectorize = -1;
+  p->split_factor = 0;
+  p->reorder_loop = -1;
   return found;
 }
 
@@ -119,6 +138,25 @@ static int max_fusible_loops(mlc_arena_t *a, const pp_block_t *pb, tir_stmt_t *c
   return best;
 }
 
+/* Whether every access of the block sees loop `loop` with stride 0 or 1,
+ * and at least one with stride 1. */
+static bool unit_stride_loop(mlc_arena_t *a, const pp_block_t *pb, const tir_stmt_t *loop) {
+  tir_var_map_t bind = {0};
+  tir_block_t *b = pb->block;
+  for (int i = 0; i < b->niter_vars && i < pb->realize->u.realize.n; i++)
+    tir_var_map_set(a, &bind, b->iter_vars[i].var, pb->realize->u.realize.iter_values[i]);
+  tir_analyzer_t *an = tir_analyzer_new(a);
+  if (!an) return false;
+  bool unit = false;
+  for (int r = 0; r < b->nreads + b->nwrites; r++) {
+    const tir_region_t *reg = r < b->nreads ? &b->reads[r] : &b->writes[r - b->nreads];
+    int64_t st = access_stride(an, a, reg, &bind, loop->u.loop.var);
+    if (st != 0 && st != 1) return false;
+    unit |= st == 1;
+  }
+  return unit;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Counting the loops to parallelize and to vectorize                        */
 /* ------------------------------------------------------------------------ */
@@ -163,6 +201,47 @@ static bool has_nested_block(const tir_block_t *b) {
   return nested;
 }
 
+/* The largest divisor of ext in [2, limit], or 0. */
+static int64_t largest_divisor(int64_t ext, int64_t limit) {
+  for (int64_t d = limit < ext ? limit : ext; d >= 2; d--)
+    if (ext % d == 0) return d;
+  return 0;
+}
+
+/* Loops [from, n) form one chain of plain loops (reorder's precondition,
+ * and nothing another postprocessor owns in between). */
+static bool plain_chain(tir_stmt_t *const *loops, int from, int n) {
+  for (int i = from; i < n; i++)
+    if (loop_taken(loops[i]) || !pp_loop_single_child(loops[i])) return false;
+  return true;
+}
+
+/* The extensions (file comment): fills q->split_factor or q->reorder_loop
+ * when TVM's plan vectorizes nothing. The parallel loops stay outside. */
+static void plan_extension(mlc_arena_t *a, const pp_block_t *pb, tir_stmt_t *const *loops,
+                           const tir_iter_type_t *types, int n, parsed_t *q) {
+  int first_free = q->num_parallel > 0 ? q->num_parallel : 0;
+  int64_t ext;
+  if (types[n - 1] == TIR_ITER_SPATIAL) {
+    /* split: the innermost loop alone is over the limit. It may also be the
+     * last parallel loop: its outer part stays parallel. */
+    if (!plain_chain(loops, n - 1, n) || !tir_as_int(loops[n - 1]->u.loop.extent, &ext) || ext <= q->max_vectorize)
+      return;
+    int64_t d = largest_divisor(ext, q->max_vectorize);
+    if (d > 0 && unit_stride_loop(a, pb, loops[n - 1])) q->split_factor = d;
+    return;
+  }
+  /* reorder: the nearest data-parallel loop above the innermost reductions
+   * (unit loops, which compute_at leaves, skipped). */
+  int j = n - 1;
+  while (j >= first_free && (types[j] != TIR_ITER_SPATIAL || (tir_as_int(loops[j]->u.loop.extent, &ext) && ext == 1)))
+    j--;
+  if (j < first_free || !plain_chain(loops, j, n) || !tir_as_int(loops[j]->u.loop.extent, &ext) || ext < 2 ||
+      ext > q->max_vectorize)
+    return;
+  if (unit_stride_loop(a, pb, loops[j])) q->reorder_loop = j;
+}
+
 /* TVM's AdjustParallelVectorize: fills q->num_parallel / num_vectorize. */
 static int adjust(sch_t *sch, const sch_rv_t *loop_rvs, int n, const pp_block_t *pb, parsed_t *q) {
   if (q->max_parallel == -1 && q->max_vectorize == -1) return MLC_OK;
@@ -183,10 +262,11 @@ static int adjust(sch_t *sch, const sch_rv_t *loop_rvs, int n, const pp_block_t 
   }
   if (q->max_parallel != -1) q->num_parallel = count_parallel(q, loops, types, n);
   bool layout_block = tir_annot_get(pb->block->annots, pb->block->nannots, MS_ANN_LAYOUT_REWRITE) != NULL;
-  if (q->max_vectorize != -1 && !layout_block && !has_nested_block(pb->block))
-    q->num_vectorize = count_vectorize(q, loops, types, n, max_fusible_loops(a, pb, loops, n));
+  bool can_vectorize = q->max_vectorize > 1 && !layout_block && !has_nested_block(pb->block);
+  if (can_vectorize) q->num_vectorize = count_vectorize(q, loops, types, n, max_fusible_loops(a, pb, loops, n));
   if (q->num_parallel != -1 && q->num_vectorize != -1 && q->num_parallel > n - q->num_vectorize)
     q->num_parallel = n - q->num_vectorize;
+  if (can_vectorize && q->num_vectorize <= 0) plan_extension(a, pb, loops, types, n, q);
   mlc_arena_free(a);
   return MLC_OK;
 }
@@ -214,6 +294,29 @@ static int annotate_unroll(sch_t *sch, const parsed_t *q, sch_rv_t loop, const c
   return MLC_OK;
 }
 
+/* Carries out q's split or reorder (the vector loop is vectorized here);
+ * loops (room for n + 1) and *n follow the new nest. */
+static int vectorize_extension(sch_t *sch, sch_rv_t *loops, int *n, const parsed_t *q, const char *name) {
+  int last = *n - 1;
+  if (q->split_factor > 0) {
+    const sch_rv_t *parts;
+    sch_arg_t factors[2] = {sch_arg_none(), sch_arg_int(q->split_factor)};
+    if (sch_split(sch, &parts, loops[last], factors, 2, true) != MLC_OK || sch_vectorize(sch, parts[1]) != MLC_OK)
+      return pp_fail_sch(PVU, sch, "block %s: splitting its innermost loop by %lld to vectorize it", name,
+                         (long long)q->split_factor);
+    loops[last] = parts[0], loops[last + 1] = parts[1];
+    (*n)++;
+    return MLC_OK;
+  }
+  int j = q->reorder_loop;
+  sch_rv_t moved = loops[j];
+  for (int i = j; i < last; i++) loops[i] = loops[i + 1];
+  loops[last] = moved;
+  if (sch_reorder(sch, loops + j, *n - j) != MLC_OK || sch_vectorize(sch, moved) != MLC_OK)
+    return pp_fail_sch(PVU, sch, "block %s: moving a data-parallel loop under its reductions to vectorize it", name);
+  return MLC_OK;
+}
+
 static int rewrite_block(sch_t *sch, sch_rv_t block_rv, const pp_block_t *pb, const parsed_t *p) {
   const sch_rv_t *got;
   int n;
@@ -225,6 +328,11 @@ static int rewrite_block(sch_t *sch, sch_rv_t block_rv, const pp_block_t *pb, co
   parsed_t q = *p;
   const char *name = pb->block->name; /* lives in the program's arena */
   int rc = adjust(sch, loops, n, pb, &q);
+  if (rc == MLC_OK && (q.split_factor > 0 || q.reorder_loop >= 0)) {
+    sch_rv_t *grown = mlc_realloc(loops, sizeof(*loops) * (size_t)(n + 1));
+    if (!grown) rc = mlc_error_set(MLC_ENOMEM, PVU ": out of memory");
+    else loops = grown, rc = vectorize_extension(sch, loops, &n, &q, name);
+  }
   sch_rv_t fused;
   if (rc == MLC_OK && q.num_parallel > 0 &&
       (fuse_range(sch, loops, 0, q.num_parallel, &fused) != MLC_OK || sch_parallel(sch, fused) != MLC_OK))

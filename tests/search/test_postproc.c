@@ -196,6 +196,180 @@ static void rewrite_parallel_vectorize_unroll_exact(void **state) {
   tir_func_free(f);
 }
 
+/* Softmax over rows of 64 with everything computed at the row loop and
+ * the max reduction rfactored by 8 (what AddRFactor and
+ * RandomComputeLocation give). TVM's plan vectorizes none of it: the
+ * rows are longer than the limit and the rfactor block's innermost loop is
+ * its reduction. */
+static const char *SOFTMAX_AT_ROWS =
+    "b0 = sch.get_block(name=\"T_softmax_maxelem\", func_name=\"main\")\n"
+    "b1 = sch.get_block(name=\"T_softmax_exp\", func_name=\"main\")\n"
+    "b2 = sch.get_block(name=\"T_softmax_expsum\", func_name=\"main\")\n"
+    "b3 = sch.get_block(name=\"T_softmax_norm\", func_name=\"main\")\n"
+    "l4, l5 = sch.get_loops(block=b0)\n"
+    "l6, l7 = sch.split(loop=l5, factors=[None, 8], preserve_unit_iters=True)\n"
+    "b8 = sch.rfactor(loop=l7, factor_axis=1)\n"
+    "l9, l10 = sch.get_loops(block=b3)\n"
+    "sch.compute_at(block=b2, loop=l9, preserve_unit_loops=True, index=-1)\n"
+    "sch.compute_at(block=b1, loop=l9, preserve_unit_loops=True, index=-1)\n"
+    "sch.compute_at(block=b0, loop=l9, preserve_unit_loops=True, index=-1)\n"
+    "sch.compute_at(block=b8, loop=l9, preserve_unit_loops=True, index=-1)\n";
+
+/* Parallel limit 4 takes the row loop (8). Vector limit 16: the rfactor
+ * block's data-parallel loop (8) moves under its reduction and is
+ * vectorized; the rows of exp and norm (64) are split by 16 and the inner
+ * part vectorized; the cross-lane max and the sum stay scalar. */
+static const char *SOFTMAX_PVU =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def sfm(A: T.Buffer((8, 64), \"float32\"), T_softmax_norm: T.Buffer((8, 64), \"float32\")):\n"
+    "    T.func_attr({\"global_symbol\": \"sfm\", \"tir.noalias\": T.bool(True)})\n"
+    "    # with T.block(\"root\"):\n"
+    "    T_softmax_maxelem = T.alloc_buffer((8,))\n"
+    "    T_softmax_exp = T.alloc_buffer((8, 64))\n"
+    "    T_softmax_expsum = T.alloc_buffer((8,))\n"
+    "    T_softmax_maxelem_rf = T.alloc_buffer((8, 8))\n"
+    "    for i0 in T.parallel(8, annotations={\"pragma_auto_unroll_max_step\": 16, \"pragma_unroll_explicit\": 1}):\n"
+    "        for ax1, ax2 in T.grid(1, 8):\n"
+    "            for ax0 in T.vectorized(8):\n"
+    "                with T.block(\"T_softmax_maxelem_rf\"):\n"
+    "                    vk_1 = T.axis.spatial(8, ax0)\n"
+    "                    v_i0 = T.axis.spatial(8, i0 + ax1)\n"
+    "                    vk_0 = T.axis.reduce(8, ax2)\n"
+    "                    T.reads(A[v_i0, vk_0 * 8 + vk_1])\n"
+    "                    T.writes(T_softmax_maxelem_rf[v_i0, vk_1])\n"
+    "                    with T.init():\n"
+    "                        T_softmax_maxelem_rf[v_i0, vk_1] = T.float32(-3.4028235e+38)\n"
+    "                    T_softmax_maxelem_rf[v_i0, vk_1] = T.max(T_softmax_maxelem_rf[v_i0, vk_1], A[v_i0, vk_0 * 8 + vk_1])\n"
+    "        for ax0, ax1 in T.grid(8, 1):\n"
+    "            with T.block(\"T_softmax_maxelem\"):\n"
+    "                vk_1 = T.axis.reduce(8, ax0)\n"
+    "                v_i0 = T.axis.spatial(8, i0 + ax1)\n"
+    "                T.reads(T_softmax_maxelem_rf[v_i0, vk_1])\n"
+    "                T.writes(T_softmax_maxelem[v_i0])\n"
+    "                with T.init():\n"
+    "                    T_softmax_maxelem[v_i0] = T.float32(-3.4028235e+38)\n"
+    "                T_softmax_maxelem[v_i0] = T.max(T_softmax_maxelem[v_i0], T_softmax_maxelem_rf[v_i0, vk_1])\n"
+    "        for ax0, ax1_0 in T.grid(1, 4):\n"
+    "            for ax1_1 in T.vectorized(16):\n"
+    "                with T.block(\"T_softmax_exp\"):\n"
+    "                    v_i0 = T.axis.spatial(8, i0 + ax0)\n"
+    "                    v_i1 = T.axis.spatial(64, ax1_0 * 16 + ax1_1)\n"
+    "                    T.reads(A[v_i0, v_i1], T_softmax_maxelem[v_i0])\n"
+    "                    T.writes(T_softmax_exp[v_i0, v_i1])\n"
+    "                    T_softmax_exp[v_i0, v_i1] = T.exp(A[v_i0, v_i1] - T_softmax_maxelem[v_i0])\n"
+    "        for ax0, ax1 in T.grid(1, 64):\n"
+    "            with T.block(\"T_softmax_expsum\"):\n"
+    "                v_i0 = T.axis.spatial(8, i0 + ax0)\n"
+    "                v_k = T.axis.reduce(64, ax1)\n"
+    "                T.reads(T_softmax_exp[v_i0, v_k])\n"
+    "                T.writes(T_softmax_expsum[v_i0])\n"
+    "                with T.init():\n"
+    "                    T_softmax_expsum[v_i0] = T.float32(0)\n"
+    "                T_softmax_expsum[v_i0] = T_softmax_expsum[v_i0] + T_softmax_exp[v_i0, v_k]\n"
+    "        for i1_0 in range(4):\n"
+    "            for i1_1 in T.vectorized(16):\n"
+    "                with T.block(\"T_softmax_norm\"):\n"
+    "                    v_i0 = T.axis.spatial(8, i0)\n"
+    "                    v_i1 = T.axis.spatial(64, i1_0 * 16 + i1_1)\n"
+    "                    T.reads(T_softmax_exp[v_i0, v_i1], T_softmax_expsum[v_i0])\n"
+    "                    T.writes(T_softmax_norm[v_i0, v_i1])\n"
+    "                    T.block_attr({\"axis\": 1})\n"
+    "                    T_softmax_norm[v_i0, v_i1] = T_softmax_exp[v_i0, v_i1] / T_softmax_expsum[v_i0]\n";
+
+static tir_func_t *softmax(int64_t m, int64_t n) {
+  tir_func_t *f = NULL;
+  int64_t shape[2] = {m, n};
+  tir_dtype_t none = {0, 0, 0};
+  OK(tir_workload_build(&f, "SFM", shape, 2, tir_dt_FLOAT32(), none));
+  return f;
+}
+
+static void rewrite_parallel_vectorize_unroll_splits_and_reorders_to_vectorize(void **state) {
+  tir_func_t *f = softmax(8, 64);
+  char *design = with_root(SOFTMAX_AT_ROWS);
+  sch_t *sch = designed(f, design);
+  OK(run("RewriteParallelVectorizeUnroll", f, sch));
+  assert_rewrite(f, sch, SOFTMAX_PVU);
+  sch_free(sch);
+  mlc_free(design);
+  tir_func_free(f);
+}
+
+/* A column sum with a reduction loop outermost: nothing parallel; the
+ * columns (16, contiguous in A and S) move under the inner reduction. */
+static const char *COLSUM =
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((32, 16), \"float32\"), S: T.Buffer((16,), \"float32\")):\n"
+    "    for j, i in T.grid(16, 32):\n"
+    "        with T.block(\"S\"):\n"
+    "            vj, vi = T.axis.remap(\"SR\", [j, i])\n"
+    "            with T.init():\n"
+    "                S[vj] = T.float32(0)\n"
+    "            S[vj] = S[vj] + A[vi, vj]\n";
+
+static const char *COLSUM_SPLIT =
+    "b0 = sch.get_block(name=\"S\", func_name=\"main\")\n"
+    "l1, l2 = sch.get_loops(block=b0)\n"
+    "l3, l4 = sch.split(loop=l2, factors=[4, 8], preserve_unit_iters=True)\n"
+    "sch.reorder(l3, l1, l4)\n";
+
+static const char *COLSUM_PVU =
+    "# from tvm.script import tir as T\n"
+    "\n"
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((32, 16), \"float32\"), S: T.Buffer((16,), \"float32\")):\n"
+    "    # with T.block(\"root\"):\n"
+    "    for i_0 in T.serial(4, annotations={\"pragma_auto_unroll_max_step\": 16, \"pragma_unroll_explicit\": 1}):\n"
+    "        for i_1 in range(8):\n"
+    "            for j in T.vectorized(16):\n"
+    "                with T.block(\"S\"):\n"
+    "                    vj = T.axis.spatial(16, j)\n"
+    "                    vi = T.axis.reduce(32, i_0 * 8 + i_1)\n"
+    "                    T.reads(A[vi, vj])\n"
+    "                    T.writes(S[vj])\n"
+    "                    with T.init():\n"
+    "                        S[vj] = T.float32(0)\n"
+    "                    S[vj] = S[vj] + A[vi, vj]\n";
+
+static void rewrite_parallel_vectorize_unroll_vectorizes_a_column_sum(void **state) {
+  tir_func_t *f = st_parse(COLSUM);
+  char *design = with_root(COLSUM_SPLIT);
+  sch_t *sch = designed(f, design);
+  OK(run("RewriteParallelVectorizeUnroll", f, sch));
+  assert_rewrite(f, sch, COLSUM_PVU);
+  sch_free(sch);
+  mlc_free(design);
+  tir_func_free(f);
+}
+
+/* Row sums with the same loops: A sees the data-parallel loop with stride
+ * 32, so it stays where it is and nothing is vectorized. */
+static const char *ROWSUM =
+    "@T.prim_func\n"
+    "def main(A: T.Buffer((16, 32), \"float32\"), S: T.Buffer((16,), \"float32\")):\n"
+    "    for j, i in T.grid(16, 32):\n"
+    "        with T.block(\"S\"):\n"
+    "            vj, vi = T.axis.remap(\"SR\", [j, i])\n"
+    "            with T.init():\n"
+    "                S[vj] = T.float32(0)\n"
+    "            S[vj] = S[vj] + A[vj, vi]\n";
+
+static void rewrite_parallel_vectorize_unroll_leaves_strided_loops(void **state) {
+  tir_func_t *f = st_parse(ROWSUM);
+  char *design = with_root(COLSUM_SPLIT);
+  sch_t *sch = designed(f, design);
+  OK(run("RewriteParallelVectorizeUnroll", f, sch));
+  char *got = tir_print_func(sch_func(sch));
+  assert_null(strstr(got, "T.vectorized"));
+  mlc_free(got);
+  st_assert_same_outputs(f, sch_func(sch), 11, 0.0);
+  sch_free(sch);
+  mlc_free(design);
+  tir_func_free(f);
+}
+
 /* No root annotations: nothing to do, nothing recorded. */
 static void rewrite_parallel_vectorize_unroll_needs_the_root_annotations(void **state) {
   tir_func_t *f = gmm(32, 32, 8);
@@ -709,6 +883,9 @@ int main(void) {
       cmocka_unit_test(disallow_dynamic_loop_rejects_a_symbolic_extent),
       cmocka_unit_test(rewrite_parallel_vectorize_unroll_exact),
       cmocka_unit_test(rewrite_parallel_vectorize_unroll_needs_the_root_annotations),
+      cmocka_unit_test(rewrite_parallel_vectorize_unroll_splits_and_reorders_to_vectorize),
+      cmocka_unit_test(rewrite_parallel_vectorize_unroll_vectorizes_a_column_sum),
+      cmocka_unit_test(rewrite_parallel_vectorize_unroll_leaves_strided_loops),
       cmocka_unit_test(rewrite_parallel_vectorize_unroll_leaves_tiles_and_copies),
       cmocka_unit_test(rewrite_reduction_block_exact),
       cmocka_unit_test(rewrite_reduction_block_moves_the_tensorize_mark),
