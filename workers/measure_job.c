@@ -115,14 +115,22 @@ static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t 
     measure_fail(out, MLC_ERROR_KIND_RUN, "arguments: %s", mlc_error_or("out of memory"));
     return;
   }
+  double t0 = measure_now();
   int32_t rc = fn(args.tensors, args.n);
+  double warm_secs = measure_now() - t0;
   if (rc != 0) {
     kernel_failed(out, rc);
     goto done;
   }
   enter(job, MEASURE_PHASE_TIMING, out->build_secs);
+  /* A kernel whose warm-up call alone lasts a repeat's minimum needs no
+   * batch to hide the clock: one call per repeat (docs/compiler.md). A slow
+   * candidate (a reduction recomputed under its consumer's loop, seconds a
+   * call) then costs one call per repeat instead of `number`. */
+  mlc_measure_options_t timing = *opts;
+  if (warm_secs * 1e3 >= timing.min_repeat_ms && timing.number > 1) timing.number = 1;
   int number;
-  if (!measure_time(out, &number, fn, args.tensors, args.n, opts)) goto done;
+  if (!measure_time(out, &number, fn, args.tensors, args.n, &timing)) goto done;
   MLC_DEBUG("measure: %s: %d calls per repeat", workload->name, number);
   if (opts->check_correctness) {
     enter(job, MEASURE_PHASE_CHECK, out->build_secs);

@@ -358,6 +358,46 @@ static void check_over_budget_is_skipped_with_a_warning(void **state) {
   tir_func_free(f);
 }
 
+static char calls_line[512];
+static void capture_calls(mlc_log_level_t level, const char *line, void *payload) {
+  (void)payload;
+  if (level == MLC_LOG_DEBUG && strstr(line, "calls per repeat")) snprintf(calls_line, sizeof calls_line, "%s", line);
+}
+
+/* The calls per repeat the timer settled on, from its debug line. */
+static int calls_per_repeat(const tir_func_t *f, int number, int min_repeat_ms) {
+  mlc_target_t target = host();
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.in_process = true;
+  o.number = number;
+  o.min_repeat_ms = min_repeat_ms;
+  calls_line[0] = '\0';
+  mlc_log_level_t before = mlc_log_level();
+  mlc_log_set_level(MLC_LOG_DEBUG);
+  mlc_log_set_sink(capture_calls, NULL);
+  mlc_measure_result_t r;
+  OK(mlc_measure(&r, f, NULL, &target, &o));
+  mlc_log_set_sink(NULL, NULL);
+  mlc_log_set_level(before);
+  assert_measured(&r, 1);
+  const char *at = strstr(calls_line, " calls per repeat");
+  assert_non_null(at);
+  while (at > calls_line && at[-1] >= '0' && at[-1] <= '9') at--;
+  return atoi(at);
+}
+
+/* A kernel whose warm-up call alone lasts min_repeat_ms is timed one call
+ * per repeat, whatever `number` says; a fast one keeps `number` (and grows
+ * it). The unscheduled GMM-256 takes milliseconds a call, far above 1 ms. */
+static void a_slow_kernel_is_timed_one_call_per_repeat(void **state) {
+  tir_func_t *slow = gmm(256), *fast = gmm(8);
+  assert_int_equal(calls_per_repeat(slow, 5, 1), 1);
+  assert_true(calls_per_repeat(fast, 5, 1) >= 5);
+  tir_func_free(slow);
+  tir_func_free(fast);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Refused arguments                                                         */
 /* ------------------------------------------------------------------------ */
@@ -432,6 +472,7 @@ int main(void) {
       /* In process last: it starts the runtime's thread pool in this process. */
       cmocka_unit_test(in_process_mode_measures_and_checks_too),
       cmocka_unit_test(check_over_budget_is_skipped_with_a_warning),
+      cmocka_unit_test(a_slow_kernel_is_timed_one_call_per_repeat),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
