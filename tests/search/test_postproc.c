@@ -185,16 +185,25 @@ static const char *TILED_PVU =
     "                        T.writes(C[v0, v1])\n"
     "                        C[v0, v1] = C_global[v0, v1]\n";
 
-static void rewrite_parallel_vectorize_unroll_exact(void **state) {
-  tir_func_t *f = gmm(32, 32, 8);
-  char *design = with_root(TILED);
-  sch_t *sch = designed(f, design);
+/* RewriteParallelVectorizeUnroll on f under `design` and the root
+ * annotations: the schedule, for the caller's checks (sch_free). */
+static sch_t *pvu(const tir_func_t *f, const char *design) {
+  char *full = with_root(design);
+  sch_t *sch = designed(f, full);
+  mlc_free(full);
   OK(run("RewriteParallelVectorizeUnroll", f, sch));
-  assert_rewrite(f, sch, TILED_PVU);
+  return sch;
+}
+
+/* pvu, then the rewrite as `expected`; takes f. */
+static void assert_pvu(tir_func_t *f, const char *design, const char *expected) {
+  sch_t *sch = pvu(f, design);
+  assert_rewrite(f, sch, expected);
   sch_free(sch);
-  mlc_free(design);
   tir_func_free(f);
 }
+
+static void rewrite_parallel_vectorize_unroll_exact(void **state) { assert_pvu(gmm(32, 32, 8), TILED, TILED_PVU); }
 
 /* Softmax over rows of 64 with everything computed at the row loop and
  * the max reduction rfactored by 8 (what AddRFactor and
@@ -287,14 +296,7 @@ static tir_func_t *softmax(int64_t m, int64_t n) {
 }
 
 static void rewrite_parallel_vectorize_unroll_splits_and_reorders_to_vectorize(void **state) {
-  tir_func_t *f = softmax(8, 64);
-  char *design = with_root(SOFTMAX_AT_ROWS);
-  sch_t *sch = designed(f, design);
-  OK(run("RewriteParallelVectorizeUnroll", f, sch));
-  assert_rewrite(f, sch, SOFTMAX_PVU);
-  sch_free(sch);
-  mlc_free(design);
-  tir_func_free(f);
+  assert_pvu(softmax(8, 64), SOFTMAX_AT_ROWS, SOFTMAX_PVU);
 }
 
 /* A column sum with a reduction loop outermost: nothing parallel; the
@@ -334,14 +336,7 @@ static const char *COLSUM_PVU =
     "                    S[vj] = S[vj] + A[vi, vj]\n";
 
 static void rewrite_parallel_vectorize_unroll_vectorizes_a_column_sum(void **state) {
-  tir_func_t *f = st_parse(COLSUM);
-  char *design = with_root(COLSUM_SPLIT);
-  sch_t *sch = designed(f, design);
-  OK(run("RewriteParallelVectorizeUnroll", f, sch));
-  assert_rewrite(f, sch, COLSUM_PVU);
-  sch_free(sch);
-  mlc_free(design);
-  tir_func_free(f);
+  assert_pvu(st_parse(COLSUM), COLSUM_SPLIT, COLSUM_PVU);
 }
 
 /* Row sums with the same loops: A sees the data-parallel loop with stride
@@ -358,15 +353,12 @@ static const char *ROWSUM =
 
 static void rewrite_parallel_vectorize_unroll_leaves_strided_loops(void **state) {
   tir_func_t *f = st_parse(ROWSUM);
-  char *design = with_root(COLSUM_SPLIT);
-  sch_t *sch = designed(f, design);
-  OK(run("RewriteParallelVectorizeUnroll", f, sch));
+  sch_t *sch = pvu(f, COLSUM_SPLIT);
   char *got = tir_print_func(sch_func(sch));
   assert_null(strstr(got, "T.vectorized"));
   mlc_free(got);
   st_assert_same_outputs(f, sch_func(sch), 11, 0.0);
   sch_free(sch);
-  mlc_free(design);
   tir_func_free(f);
 }
 
