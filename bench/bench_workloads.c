@@ -302,42 +302,43 @@ static void field_plan(field_t *f, const opts_t *o, const bench_wl_problem_t *p,
   f->ci = ci;
 }
 
+/* One of our kernels as a contender named `name`: sch (owned here; NULL
+ * when scheduling failed with rc) built for target. Its index, or -1 with
+ * the reason in mlc_error_last(). */
+static int add_kernel(field_t *f, sch_t *sch, int rc, const bench_wl_problem_t *p, const mlc_target_t *target,
+                      const char *name) {
+  bench_kernel_t *k = NULL;
+  if (rc == MLC_OK) rc = bench_wl_kernel_build(&k, sch, target, p);
+  sch_free(sch);
+  if (rc != MLC_OK) return -1;
+  bench_contender_t c;
+  bench_kernel_contender_init(&c, name);
+  bench_kernel_contender_add(&c, f->ci, k);
+  return field_add(f, &c, true);
+}
+
 /* The tuned kernel from the best record's trace. */
 static void add_mine(field_t *f, tuning_t *t, const bench_wl_problem_t *p, const mlc_target_t *target) {
   if (t->best < 0) return;
   sch_t *sch = NULL;
-  bench_kernel_t *k = NULL;
   int rc = bench_schedule_json(&sch, p->func, t->rec.rec[t->best]->trace_json);
-  if (rc == MLC_OK) rc = bench_wl_kernel_build(&k, sch, target, p);
-  sch_free(sch);
-  if (rc != MLC_OK) {
-    snprintf(t->error, sizeof t->error, "the best trial (%d) does not rebuild: %s", t->best + 1, mlc_error_last());
-    return;
-  }
-  bench_contender_t c;
   char name[BENCH_NAME_LEN];
   snprintf(name, sizeof name, "mlc tuned (trial %d of %d)", t->best + 1, t->rec.n);
-  bench_kernel_contender_init(&c, name);
-  bench_kernel_contender_add(&c, f->ci, k);
-  f->mine = field_add(f, &c, true);
+  f->mine = add_kernel(f, sch, rc, p, target, name);
+  if (f->mine < 0)
+    snprintf(t->error, sizeof t->error, "the best trial (%d) does not rebuild: %s", t->best + 1, mlc_error_last());
 }
 
 /* --trace FILE: the workload scheduled by a trace of the user's. */
 static void add_trace(field_t *f, const opts_t *o, const bench_wl_problem_t *p, const mlc_target_t *target) {
   if (!o->trace) return;
   sch_t *sch = NULL;
-  bench_kernel_t *k = NULL;
   int rc = bench_schedule_python_file(&sch, p->func, o->trace);
-  if (rc == MLC_OK) rc = bench_wl_kernel_build(&k, sch, target, p);
-  sch_free(sch);
-  if (rc != MLC_OK) bench_die(o->trace, mlc_error_last());
   const char *base = strrchr(o->trace, '/');
-  bench_contender_t c;
   char name[BENCH_NAME_LEN];
   snprintf(name, sizeof name, "mlc trace %s", base ? base + 1 : o->trace);
-  bench_kernel_contender_init(&c, name);
-  bench_kernel_contender_add(&c, f->ci, k);
-  f->trace = field_add(f, &c, true);
+  f->trace = add_kernel(f, sch, rc, p, target, name);
+  if (f->trace < 0) bench_die(o->trace, mlc_error_last());
 }
 
 static void add_dnnl(field_t *f, const opts_t *o, const bench_wl_problem_t *p) {

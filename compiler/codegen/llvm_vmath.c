@@ -228,6 +228,18 @@ static LLVMValueRef scalef(cg_t *cg, LLVMValueRef a, LLVMValueRef b) {
   return acc;
 }
 
+/* The fused forms' input clamp: NaN goes through it with VSCALEFPS (which
+ * propagates it), and is caught by nan_passes after ldexp2 otherwise. */
+static LLVMValueRef clamp_fused(cg_t *cg, vm_isa_t isa, LLVMValueRef x, double lo, double hi) {
+  return isa == VM_SCALEF ? clamp_keep_nan(cg, x, lo, hi) : clamp(cg, x, lo, hi);
+}
+
+/* The fused forms' last step: p * 2^kf (kf integral), NaN where x is. */
+static LLVMValueRef scale_fused(cg_t *cg, vm_isa_t isa, LLVMValueRef x, LLVMValueRef p, LLVMValueRef kf) {
+  if (isa == VM_SCALEF) return scalef(cg, p, kf);
+  return nan_passes(cg, x, ldexp2(cg, p, LLVMBuildFPToSI(cg->b, kf, int_type(cg, x), "")));
+}
+
 /* exp(x): below -104 every result rounds to 0, above 89 to +inf; the
  * clamped input still produces those through ldexp2 or VSCALEFPS. */
 static LLVMValueRef vm_exp(cg_t *cg, LLVMValueRef x) {
@@ -240,13 +252,11 @@ static LLVMValueRef vm_exp(cg_t *cg, LLVMValueRef x) {
     r = sub(cg, r, mul(cg, kf, fc(cg, x, VM_LN2_C2)));
     return nan_passes(cg, x, ldexp2(cg, exp_reduced(cg, r), k));
   }
-  LLVMValueRef xc = isa == VM_SCALEF ? clamp_keep_nan(cg, x, -104.0, 89.0) : clamp(cg, x, -104.0, 89.0);
+  LLVMValueRef xc = clamp_fused(cg, isa, x, -104.0, 89.0);
   LLVMValueRef kf = rint_f(cg, mul(cg, xc, fc(cg, x, VM_LOG2E)));
   LLVMValueRef r = fma3(cg, kf, fc(cg, x, -VM_LN2_C1), xc);
   r = fma3(cg, kf, fc(cg, x, -VM_LN2_C2), r);
-  LLVMValueRef p = exp_reduced_fma(cg, r);
-  if (isa == VM_SCALEF) return scalef(cg, p, kf);
-  return nan_passes(cg, x, ldexp2(cg, p, LLVMBuildFPToSI(cg->b, kf, int_type(cg, x), "")));
+  return scale_fused(cg, isa, x, exp_reduced_fma(cg, r), kf);
 }
 
 /* exp2(x) = 2^k e^((x - k) ln2); x - k is exact. */
@@ -259,11 +269,10 @@ static LLVMValueRef vm_exp2(cg_t *cg, LLVMValueRef x) {
     LLVMValueRef r = mul(cg, sub(cg, xc, kf), fc(cg, x, VM_LN2));
     return nan_passes(cg, x, ldexp2(cg, exp_reduced(cg, r), k));
   }
-  LLVMValueRef xc = isa == VM_SCALEF ? clamp_keep_nan(cg, x, -151.0, 129.0) : clamp(cg, x, -151.0, 129.0);
+  LLVMValueRef xc = clamp_fused(cg, isa, x, -151.0, 129.0);
   LLVMValueRef kf = rint_f(cg, xc);
-  LLVMValueRef p = exp_reduced_fma(cg, mul(cg, sub(cg, xc, kf), fc(cg, x, VM_LN2)));
-  if (isa == VM_SCALEF) return scalef(cg, p, kf);
-  return nan_passes(cg, x, ldexp2(cg, p, LLVMBuildFPToSI(cg->b, kf, int_type(cg, x), "")));
+  LLVMValueRef r = mul(cg, sub(cg, xc, kf), fc(cg, x, VM_LN2));
+  return scale_fused(cg, isa, x, exp_reduced_fma(cg, r), kf);
 }
 
 /* ------------------------------------------------------------------------ */

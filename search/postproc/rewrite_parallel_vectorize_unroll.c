@@ -120,12 +120,19 @@ static int fusible_for_access(const int64_t *strides, tir_stmt_t *const *loops, 
   return fusible;
 }
 
+/* The block's iteration variables bound to their values (into *bind) and
+ * an analyzer, for access_stride; NULL when out of memory. */
+static tir_analyzer_t *bind_block(mlc_arena_t *a, const pp_block_t *pb, tir_var_map_t *bind) {
+  const tir_block_t *b = pb->block;
+  for (int i = 0; i < b->niter_vars && i < pb->realize->u.realize.n; i++)
+    tir_var_map_set(a, bind, b->iter_vars[i].var, pb->realize->u.realize.iter_values[i]);
+  return tir_analyzer_new(a);
+}
+
 static int max_fusible_loops(mlc_arena_t *a, const pp_block_t *pb, tir_stmt_t *const *loops, int n) {
   tir_var_map_t bind = {0};
   tir_block_t *b = pb->block;
-  for (int i = 0; i < b->niter_vars && i < pb->realize->u.realize.n; i++)
-    tir_var_map_set(a, &bind, b->iter_vars[i].var, pb->realize->u.realize.iter_values[i]);
-  tir_analyzer_t *an = tir_analyzer_new(a);
+  tir_analyzer_t *an = bind_block(a, pb, &bind);
   int64_t *strides = mlc_arena_alloc(a, sizeof(int64_t) * (size_t)n);
   if (!an || !strides) return 0;
   int best = INT32_MAX;
@@ -142,10 +149,8 @@ static int max_fusible_loops(mlc_arena_t *a, const pp_block_t *pb, tir_stmt_t *c
  * and at least one with stride 1. */
 static bool unit_stride_loop(mlc_arena_t *a, const pp_block_t *pb, const tir_stmt_t *loop) {
   tir_var_map_t bind = {0};
-  tir_block_t *b = pb->block;
-  for (int i = 0; i < b->niter_vars && i < pb->realize->u.realize.n; i++)
-    tir_var_map_set(a, &bind, b->iter_vars[i].var, pb->realize->u.realize.iter_values[i]);
-  tir_analyzer_t *an = tir_analyzer_new(a);
+  const tir_block_t *b = pb->block;
+  tir_analyzer_t *an = bind_block(a, pb, &bind);
   if (!an) return false;
   bool unit = false;
   for (int r = 0; r < b->nreads + b->nwrites; r++) {
@@ -322,17 +327,13 @@ static int rewrite_block(sch_t *sch, sch_rv_t block_rv, const pp_block_t *pb, co
   int n;
   if (sch_get_loops(sch, &got, &n, block_rv) != MLC_OK) return pp_fail_sch(PVU, sch, "block %s", pb->block->name);
   if (n == 0) return MLC_OK;
-  sch_rv_t *loops = mlc_malloc(sizeof(*loops) * (size_t)n);
+  sch_rv_t *loops = mlc_malloc(sizeof(*loops) * (size_t)(n + 1)); /* + 1: a split for the extensions */
   if (!loops) return mlc_error_set(MLC_ENOMEM, PVU ": out of memory");
   memcpy(loops, got, sizeof(*loops) * (size_t)n);
   parsed_t q = *p;
   const char *name = pb->block->name; /* lives in the program's arena */
   int rc = adjust(sch, loops, n, pb, &q);
-  if (rc == MLC_OK && (q.split_factor > 0 || q.reorder_loop >= 0)) {
-    sch_rv_t *grown = mlc_realloc(loops, sizeof(*loops) * (size_t)(n + 1));
-    if (!grown) rc = mlc_error_set(MLC_ENOMEM, PVU ": out of memory");
-    else loops = grown, rc = vectorize_extension(sch, loops, &n, &q, name);
-  }
+  if (rc == MLC_OK && (q.split_factor > 0 || q.reorder_loop >= 0)) rc = vectorize_extension(sch, loops, &n, &q, name);
   sch_rv_t fused;
   if (rc == MLC_OK && q.num_parallel > 0 &&
       (fuse_range(sch, loops, 0, q.num_parallel, &fused) != MLC_OK || sch_parallel(sch, fused) != MLC_OK))
