@@ -12,11 +12,20 @@
  * unmutated parents, mutations that land on a known trace) is lowered and
  * extracted once. Every random draw comes from the search's RNG in a fixed
  * order, so the same seed and the same reports give the same populations.
+ *
+ * Members are made in batches (ms_make_add, ms_make_run): the draws are
+ * taken first, on the calling thread; the replays, postprocessors, hashes
+ * and lowerings run on s->threads threads; the results are taken in the
+ * order asked for. A generation therefore goes in rounds of one attempt per
+ * empty slot instead of retrying a slot at once as MetaSchedule does.
  */
 #include "search/evolve/search_priv.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "compiler/compiler.h"
 
@@ -64,6 +73,11 @@ static int cache_grow(ms_feat_cache_t *c) {
   return MLC_OK;
 }
 
+/* Whether key has an entry, lowered or not. */
+static bool cache_has(const ms_feat_cache_t *c, uint64_t key) {
+  return c->cap > 0 && c->slots[cache_slot(c, key)].used;
+}
+
 const cm_features_t *ms_search_features(const ms_search_t *s, uint64_t trace_hash) {
   const ms_feat_cache_t *cache = s ? &s->cache : NULL;
   if (!cache || cache->cap == 0) return NULL;
@@ -71,65 +85,127 @@ const cm_features_t *ms_search_features(const ms_search_t *s, uint64_t trace_has
   return e->used && e->ok ? &e->feat : NULL;
 }
 
-/* Lowers the candidate for the task's target and extracts its features. */
-static int extract(const ms_search_t *s, const ms_candidate_t *c, cm_features_t *out) {
-  tir_func_t *lowered = NULL;
-  int rc = mlc_lower(&lowered, sch_func(c->sch), &s->ctx->target, NULL);
-  if (rc == MLC_OK) rc = cm_extract(out, lowered, &s->ctx->target);
-  tir_func_free(lowered);
-  return rc;
+/* ------------------------------------------------------------------------ */
+/* Making members, in batches on several threads                             */
+/* ------------------------------------------------------------------------ */
+
+int ms_cpus_online(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 16 ? 16 : (int)n;
 }
 
-/* The cache entry of c, made on a miss. MLC_OK also when c did not lower
- * (entry->ok false); only running out of memory fails. */
-static int features_of(ms_search_t *s, const ms_candidate_t *c, const ms_feat_entry_t **out) {
+static void job_free(ms_make_t *job) {
+  if (job->own_design) sch_trace_free((sch_trace_t *)job->design);
+  sch_trace_free(job->made);
+  cm_features_free(&job->feat);
+  memset(job, 0, sizeof(*job));
+}
+
+void ms_make_clear(ms_search_t *s) {
+  for (size_t i = 0; i < s->jobs.len; i++) job_free(&s->jobs.data[i]);
+  s->jobs.len = 0;
+}
+
+int ms_make_add(ms_search_t *s, const sch_trace_t *design, bool own_design, bool use_decisions, uint64_t seed) {
+  ms_make_t job = {.design = design, .own_design = own_design, .use_decisions = use_decisions, .seed = seed};
+  if (mlc_vec_push(&s->jobs, job) == MLC_OK) return MLC_OK;
+  if (own_design) sch_trace_free((sch_trace_t *)design);
+  return mlc_error_set(MLC_ENOMEM, "search: out of memory");
+}
+
+/* Makes one job's candidate, then lowers it for its features unless the
+ * cache has them. Runs on any thread: it writes nothing but the job (the
+ * context, the cache and the design are only read while jobs run; errors
+ * are per thread). */
+static void run_job(const ms_search_t *s, ms_make_t *job) {
+  ms_candidate_t c;
+  int rc = ms_candidate_make(&c, s->ctx, job->design, job->use_decisions, job->seed, s->pp, s->npp);
+  if (rc == MLC_OK) {
+    job->hash = c.trace_hash;
+    rc = ms_trace_design_part(&job->made, c.trace);
+  }
+  if (rc == MLC_OK && !cache_has(&s->cache, c.trace_hash)) {
+    tir_func_t *lowered = NULL;
+    job->lowered = true;
+    job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, NULL);
+    if (job->lower_rc == MLC_OK) job->lower_rc = cm_extract(&job->feat, lowered, &s->ctx->target);
+    if (job->lower_rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
+    tir_func_free(lowered);
+  }
+  if (rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
+  job->rc = rc;
+  ms_candidate_free(&c);
+}
+
+typedef struct {
+  const ms_search_t *s;
+  atomic_size_t next;
+} job_pool_t;
+
+static void *pool_worker(void *arg) {
+  job_pool_t *p = arg;
+  for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->s->jobs.len;) run_job(p->s, &p->s->jobs.data[i]);
+  return NULL;
+}
+
+/* Runs every job, this thread among the workers; a thread that cannot be
+ * started leaves its share to the others. */
+static void run_jobs(const ms_search_t *s) {
+  job_pool_t pool = {.s = s};
+  atomic_init(&pool.next, 0);
+  pthread_t tids[MS_MAX_THREADS];
+  int nt = 0, want = s->threads < (int)s->jobs.len ? s->threads : (int)s->jobs.len;
+  while (nt < want - 1 && pthread_create(&tids[nt], NULL, pool_worker, &pool) == 0) nt++;
+  pool_worker(&pool);
+  for (int i = 0; i < nt; i++) pthread_join(tids[i], NULL);
+}
+
+/* The cache entry of a made job's candidate: the cache's, or a new one with
+ * the job's features (the first job of a hash wins; a later one lowered it
+ * again for nothing). MLC_ENOMEM only. */
+static int job_entry(ms_search_t *s, ms_make_t *job, const ms_feat_entry_t **out) {
   ms_feat_cache_t *cache = &s->cache;
   if ((cache->len + 1) * 2 > cache->cap && cache_grow(cache) != MLC_OK) return MLC_ENOMEM;
-  ms_feat_entry_t *e = &cache->slots[cache_slot(cache, c->trace_hash)];
-  if (!e->used) {
-    cm_features_t f = {0};
-    int rc = extract(s, c, &f);
-    if (rc == MLC_ENOMEM) return rc;
-    if (rc != MLC_OK) snprintf(s->last_reject, sizeof s->last_reject, "lower: %s", mlc_error_last());
-    s->stats.lowered++;
-    e->key = c->trace_hash;
-    e->used = true;
-    e->ok = rc == MLC_OK;
-    e->feat = f;
+  ms_feat_entry_t *e = &cache->slots[cache_slot(cache, job->hash)];
+  if (!e->used && job->lowered) {
+    *e = (ms_feat_entry_t){.key = job->hash, .used = true, .ok = job->lower_rc == MLC_OK, .feat = job->feat};
+    job->feat = (cm_features_t){0};
     cache->len++;
+    s->stats.lowered++;
+    if (!e->ok) snprintf(s->last_reject, sizeof s->last_reject, "lower: %.180s", job->why);
   }
   *out = e;
   return MLC_OK;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Members                                                                   */
-/* ------------------------------------------------------------------------ */
-
-int ms_item_make(ms_search_t *s, ms_items_t *out, const sch_trace_t *design, bool use_decisions, uint64_t seed,
-                 bool *valid) {
+/* One job's result, in order: an item appended to out when it is valid. */
+static int job_collect(ms_search_t *s, ms_make_t *job, ms_items_t *out, bool *valid) {
   *valid = false;
-  ms_candidate_t c;
-  int rc = ms_candidate_make(&c, s->ctx, design, use_decisions, seed, s->pp, s->npp);
-  if (rc == MLC_ESCHEDULE) {
-    snprintf(s->last_reject, sizeof s->last_reject, "%s", mlc_error_last());
+  if (job->rc == MLC_ESCHEDULE) {
+    snprintf(s->last_reject, sizeof s->last_reject, "%s", job->why);
     return MLC_OK;
   }
-  if (rc != MLC_OK) return rc;
+  if (job->rc != MLC_OK) return mlc_error_set(job->rc, "%s", job->why);
   const ms_feat_entry_t *e = NULL;
-  ms_item_t it = {0};
-  if ((rc = features_of(s, &c, &e)) != MLC_OK || !e->ok) goto done;
-  it.hash = c.trace_hash;
-  it.feat = e->feat;
-  if ((rc = ms_trace_design_part(&it.design, c.trace)) != MLC_OK) goto done;
-  if ((rc = mlc_vec_push(out, it)) != MLC_OK) {
-    ms_item_free(&it);
-    rc = mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
-    goto done;
-  }
+  int rc = job_entry(s, job, &e);
+  if (rc != MLC_OK || !e->used || !e->ok) return rc;
+  ms_item_t it = {.design = job->made, .hash = job->hash, .feat = e->feat};
+  if (mlc_vec_push(out, it) != MLC_OK) return mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
+  job->made = NULL;
   *valid = true;
-done:
-  ms_candidate_free(&c);
+  return MLC_OK;
+}
+
+int ms_make_run(ms_search_t *s, ms_items_t *out, bool *valid) {
+  if (s->jobs.len == 0) return MLC_OK;
+  run_jobs(s);
+  int rc = MLC_OK;
+  for (size_t i = 0; i < s->jobs.len; i++) {
+    bool ok = false;
+    if (rc == MLC_OK) rc = job_collect(s, &s->jobs.data[i], out, &ok);
+    if (valid) valid[i] = ok;
+  }
+  ms_make_clear(s);
   return rc;
 }
 
@@ -151,17 +227,17 @@ static int item_push_copy(ms_items_t *out, const ms_item_t *it) {
 /* One sampling round: `tries` random samples of the space into randoms;
  * *got is how many were valid. */
 static int sample_round(ms_search_t *s, ms_items_t *randoms, int tries, int *got) {
-  *got = 0;
-  for (int i = 0; i < tries; i++) {
+  size_t before = randoms->len;
+  int rc = MLC_OK;
+  for (int i = 0; i < tries && rc == MLC_OK; i++) {
     const sch_trace_t *t = s->space->traces[mlc_rng_below(&s->rng, (uint64_t)s->space->n)];
-    bool valid;
-    int rc = ms_item_make(s, randoms, t, false, mlc_rng_fork_seed(&s->rng), &valid);
-    if (rc != MLC_OK) return rc;
-    *got += valid;
-    s->stats.samples++;
-    s->stats.valid += valid;
+    rc = ms_make_add(s, t, false, false, mlc_rng_fork_seed(&s->rng));
   }
-  return MLC_OK;
+  if (rc == MLC_OK) rc = ms_make_run(s, randoms, NULL);
+  *got = (int)(randoms->len - before);
+  s->stats.samples += tries;
+  s->stats.valid += *got;
+  return rc;
 }
 
 /* Random samples until `want` are valid (in rounds of the places left),
@@ -187,6 +263,20 @@ static int sample_space(ms_search_t *s, ms_items_t *randoms, int places) {
   return MLC_OK;
 }
 
+/* The elite replayed with their decisions into pop. Each is measured, even
+ * when today's postprocessors record it differently from the record
+ * (another version): never measured again. */
+static int replay_elite(ms_search_t *s, ms_items_t *pop) {
+  int rc = MLC_OK;
+  for (size_t i = 0; i < s->elite.len && rc == MLC_OK; i++)
+    rc = ms_make_add(s, s->elite.data[i].design, false, true, mlc_rng_fork_seed(&s->rng));
+  if (rc == MLC_OK) rc = ms_make_run(s, pop, NULL);
+  for (size_t i = 0; i < pop->len && rc == MLC_OK; i++) rc = ms_hset_add(&s->measured, pop->data[i].hash);
+  if (rc == MLC_OK && pop->len < s->elite.len)
+    MLC_DEBUG("search: %zu measured traces no longer apply (the last: %s)", s->elite.len - pop->len, s->last_reject);
+  return rc;
+}
+
 int ms_population_init(ms_search_t *s, ms_items_t *pop, ms_items_t *randoms) {
   ms_items_clear(pop);
   ms_items_clear(randoms);
@@ -195,17 +285,9 @@ int ms_population_init(ms_search_t *s, ms_items_t *pop, ms_items_t *randoms) {
     s->done = true;
     return MLC_OK;
   }
-  for (size_t i = 0; i < s->elite.len; i++) {
-    bool valid;
-    int rc = ms_item_make(s, pop, s->elite.data[i].design, true, mlc_rng_fork_seed(&s->rng), &valid);
-    if (rc != MLC_OK) return rc;
-    if (!valid) MLC_DEBUG("search: a measured trace no longer applies: %s", s->last_reject);
-    /* Measured, even when today's postprocessors record it differently
-     * from the record (another version): never measured again. */
-    else if ((rc = ms_hset_add(&s->measured, pop->data[pop->len - 1].hash)) != MLC_OK) return rc;
-  }
+  int rc = replay_elite(s, pop);
   int places = s->opts.population - (int)pop->len;
-  int rc = sample_space(s, randoms, places > 0 ? places : 1);
+  if (rc == MLC_OK) rc = sample_space(s, randoms, places > 0 ? places : 1);
   for (size_t i = 0; i < randoms->len && rc == MLC_OK; i++) rc = item_push_copy(pop, &randoms->data[i]);
   return rc;
 }
@@ -251,62 +333,103 @@ static void mutator_masses(const ms_search_t *s, double *masses) {
     masses[1 + j] = total > 0 && s->mutators[j].prob > 0 ? p * s->mutators[j].prob / total : 0;
 }
 
-/* One mutation of parent into next; *placed when it gave a valid member.
- * A mutator that finds nothing to change, or whose trace does not apply,
- * is a failed attempt, not an error. */
-static int mutate_into(ms_search_t *s, const ms_mutator_t *m, const ms_item_t *parent, ms_items_t *next,
-                       bool *placed) {
-  sch_trace_t *mutated = NULL;
-  *placed = false;
-  int rc = m->apply(m, s->ctx, parent->design, &s->rng, &mutated);
-  if (rc == MLC_ENOMEM) return rc;
-  s->stats.mutations++;
-  if (rc != MLC_OK) return MLC_OK;
-  rc = ms_item_make(s, next, mutated, true, mlc_rng_fork_seed(&s->rng), placed);
-  s->stats.mutated += *placed;
-  sch_trace_free(mutated);
-  return rc;
-}
+/* A slot of the next generation: its member once found, and the parent
+ * drawn last (kept as it is when every attempt failed). */
+typedef struct {
+  ms_item_t item;
+  bool filled;
+  int parent;
+} slot_t;
 
-/* Fills one slot of the next generation (MetaSchedule's f_find_candidate):
- * a parent drawn by score, mutated or (once per parent) kept as is; after
- * MS_MAX_MUTATE_FAILS failed attempts the last parent drawn is kept. */
-static int fill_slot(ms_search_t *s, const ms_items_t *pop, const double *scores, const double *masses,
-                     bool *taken, ms_items_t *next) {
-  int parent = 0;
-  for (int fail = 0; fail <= MS_MAX_MUTATE_FAILS; fail++) {
-    parent = ms_sample_weighted(&s->rng, scores, (int)pop->len);
+/* One attempt for each empty slot (MetaSchedule's f_find_candidate, one
+ * try): a parent drawn by score and a mutator by mass; "keep as is"
+ * fills the slot at once (once per parent), a mutation becomes a job.
+ * A mutator that finds nothing to change fails the attempt. jobs_slot[j]
+ * is the slot of job j. */
+static int draw_attempts(ms_search_t *s, const ms_items_t *pop, const double *scores, const double *masses,
+                         bool *taken, slot_t *slots, int *jobs_slot) {
+  int rc = MLC_OK;
+  for (int k = 0; k < s->opts.population && rc == MLC_OK; k++) {
+    if (slots[k].filled) continue;
+    int parent = slots[k].parent = ms_sample_weighted(&s->rng, scores, (int)pop->len);
     int m = ms_sample_weighted(&s->rng, masses, s->nmut + 1);
-    bool placed = false;
     if (m == 0) {
       if (taken[parent]) continue;
       taken[parent] = true;
-      return item_push_copy(next, &pop->data[parent]);
+      ms_items_t one = {0};
+      if ((rc = item_push_copy(&one, &pop->data[parent])) == MLC_OK) slots[k] = (slot_t){one.data[0], true, parent};
+      mlc_vec_free(&one);
+      continue;
     }
-    int rc = mutate_into(s, s->mutators[m - 1].mutator, &pop->data[parent], next, &placed);
-    if (rc != MLC_OK || placed) return rc;
+    const ms_mutator_t *mut = s->mutators[m - 1].mutator;
+    sch_trace_t *mutated = NULL;
+    s->stats.mutations++;
+    rc = mut->apply(mut, s->ctx, pop->data[parent].design, &s->rng, &mutated);
+    if (rc != MLC_OK) {
+      rc = rc == MLC_ENOMEM ? rc : MLC_OK;
+      continue;
+    }
+    jobs_slot[s->jobs.len] = k;
+    rc = ms_make_add(s, mutated, true, true, mlc_rng_fork_seed(&s->rng));
   }
-  return item_push_copy(next, &pop->data[parent]);
+  return rc;
+}
+
+/* The jobs of one round of attempts made; their members fill their slots. */
+static int collect_attempts(ms_search_t *s, slot_t *slots, const int *jobs_slot, bool *valid, ms_items_t *made) {
+  size_t njobs = s->jobs.len;
+  int rc = ms_make_run(s, made, valid);
+  for (size_t j = 0, m = 0; j < njobs && rc == MLC_OK; j++) {
+    if (!valid[j]) continue;
+    slots[jobs_slot[j]].item = made->data[m++];
+    slots[jobs_slot[j]].filled = true;
+    s->stats.mutated++;
+  }
+  if (rc == MLC_OK) made->len = 0; /* the slots own them now */
+  return rc;
 }
 
 int ms_population_evolve(ms_search_t *s, const ms_items_t *pop, ms_items_t *next) {
   ms_items_clear(next);
   if (pop->len == 0) return MLC_OK;
+  int n = s->opts.population, rc = MLC_OK;
   double *scores = mlc_malloc(sizeof(double) * pop->len);
   double *masses = mlc_malloc(sizeof(double) * (size_t)(s->nmut + 1));
-  bool *taken = mlc_calloc(pop->len, sizeof(bool));
-  int rc = MLC_OK;
-  if (!scores || !masses || !taken) {
+  bool *taken = mlc_calloc(pop->len, sizeof(bool)), *valid = mlc_calloc((size_t)n, sizeof(bool));
+  slot_t *slots = mlc_calloc((size_t)n, sizeof(slot_t));
+  int *jobs_slot = mlc_calloc((size_t)n, sizeof(int));
+  ms_items_t made = {0};
+  if (!scores || !masses || !taken || !valid || !slots || !jobs_slot) {
     rc = mlc_error_set(MLC_ENOMEM, "search: out of memory evolving a population");
     goto done;
   }
   for (size_t i = 0; i < pop->len; i++) scores[i] = pop->data[i].score;
   mutator_masses(s, masses);
-  for (int slot = 0; slot < s->opts.population && rc == MLC_OK; slot++)
-    rc = fill_slot(s, pop, scores, masses, taken, next);
+  /* MS_MAX_MUTATE_FAILS + 1 attempts per slot, each round of attempts
+   * made at once; then the last parent drawn is kept. */
+  ms_make_clear(s);
+  for (int attempt = 0, left = n; attempt <= MS_MAX_MUTATE_FAILS && left > 0 && rc == MLC_OK; attempt++) {
+    if ((rc = draw_attempts(s, pop, scores, masses, taken, slots, jobs_slot)) == MLC_OK)
+      rc = collect_attempts(s, slots, jobs_slot, valid, &made);
+    left = 0;
+    for (int k = 0; k < n; k++) left += !slots[k].filled;
+  }
+  for (int k = 0; k < n && rc == MLC_OK; k++) {
+    ms_item_t *it = &slots[k].item;
+    rc = slots[k].filled ? mlc_vec_push(next, *it) : item_push_copy(next, &pop->data[slots[k].parent]);
+    if (slots[k].filled && rc == MLC_OK) *it = (ms_item_t){0};
+    else if (rc != MLC_OK) rc = mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
+  }
 done:
+  ms_make_clear(s);
+  if (slots)
+    for (int k = 0; k < n; k++) ms_item_free(&slots[k].item);
+  ms_items_free(&made);
   mlc_free(scores);
   mlc_free(masses);
   mlc_free(taken);
+  mlc_free(valid);
+  mlc_free(slots);
+  mlc_free(jobs_slot);
   return rc;
 }

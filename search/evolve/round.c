@@ -151,6 +151,7 @@ static int run_round(ms_search_t *s, cm_model_t *model, int n, ms_candidate_t *b
   r.best.cap = n;
   *nb = 0;
   memset(&s->stats, 0, sizeof s->stats);
+  ms_make_clear(s); /* none, unless an error left some */
   if (s->cache.len > MS_FEATURE_CACHE_MAX) ms_feat_cache_clear(&s->cache);
   int rc = ms_population_init(s, &r.pop, &r.randoms);
   size_t nelite = r.pop.len - r.randoms.len;

@@ -25,6 +25,7 @@ void ms_search_options_default(ms_search_options_t *o) {
   o->mutation_prob = 0.85;
   o->eps_greedy = 0.05;
   o->max_stale_rounds = 5;
+  o->threads = 0;
 }
 
 static bool in_unit(double x) { return x >= 0 && x <= 1; }
@@ -40,6 +41,9 @@ static int check_options(const ms_search_options_t *o) {
                          "search: init_min_valid (%d), max_fail_rounds (%d) and max_stale_rounds (%d) must be at "
                          "least 1, generations (%d) at least 0",
                          o->init_min_valid, o->max_fail_rounds, o->max_stale_rounds, o->generations);
+  if (o->threads < 0 || o->threads > MS_MAX_THREADS)
+    return mlc_error_set(MLC_EINVAL, "search: threads (%d) must be 0 (one per CPU) to %d", o->threads,
+                         MS_MAX_THREADS);
   return MLC_OK;
 }
 
@@ -151,6 +155,7 @@ int ms_search_create(ms_search_t **out, const ms_ctx_t *ctx, const ms_space_t *s
   mlc_target_str(&ctx->target, s->target, sizeof s->target);
   mlc_rng_seed(&s->rng, ctx->seed);
   s->elite_cap = (int)(o.population * o.init_db_fraction);
+  s->threads = o.threads ? o.threads : ms_cpus_online();
   if (db && (rc = load_measured(s, db)) == MLC_OK) rc = load_elite(s, db);
   if (rc != MLC_OK) {
     mlc_error_prefix("search: reading the database");
@@ -165,6 +170,8 @@ void ms_search_free(ms_search_t *s) {
   if (!s) return;
   ms_hset_free(&s->measured);
   elite_free(s);
+  ms_make_clear(s);
+  mlc_vec_free(&s->jobs);
   ms_feat_cache_clear(&s->cache);
   mlc_free(s);
 }

@@ -16,6 +16,8 @@
  * emptied at the start of a round (it only saves work, never changes
  * results). */
 #define MS_FEATURE_CACHE_MAX 8192
+/* Most threads ms_search_options_t.threads may ask for. */
+#define MS_MAX_THREADS 64
 
 /* One member of a population: its design trace (with decisions), the hash
  * of the candidate it makes, its features (the rows are borrowed from the
@@ -48,6 +50,22 @@ typedef struct {
 
 void ms_feat_cache_clear(ms_feat_cache_t *c); /* frees everything */
 
+/* A member to make (ms_make_add, ms_make_run): the candidate of a design
+ * trace, and its features when the cache lacks them. */
+typedef struct {
+  const sch_trace_t *design; /* owned when own_design */
+  bool own_design, use_decisions;
+  uint64_t seed;
+  /* What running it gave: */
+  int rc;                    /* MLC_ESCHEDULE: rejected, the reason in why */
+  uint64_t hash;             /* the candidate's trace hash */
+  sch_trace_t *made;         /* the design part of its trace (owned) */
+  bool lowered;              /* the cache lacked it: lower_rc and feat are set */
+  int lower_rc;
+  cm_features_t feat;        /* owned until it moves into the cache */
+  char why[192];             /* the error of rc or lower_rc */
+} ms_make_t;
+
 /* A measured trace kept to seed later populations. */
 typedef struct {
   sch_trace_t *design; /* owned */
@@ -70,6 +88,8 @@ struct ms_search {
   MLC_VEC(ms_elite_t) elite;  /* fastest first, at most elite_cap */
   int elite_cap;
   ms_feat_cache_t cache;
+  MLC_VEC(ms_make_t) jobs;     /* members to make, in the order asked for */
+  int threads;                /* that run jobs */
   int stale_rounds;
   bool done;
   char status[320];
@@ -84,12 +104,22 @@ struct ms_search {
  * once. MLC_ENOMEM only. */
 int ms_elite_add(ms_search_t *s, sch_trace_t *design, uint64_t hash, double secs);
 
-/* Makes the candidate of `design` (with its decisions, or sampling afresh
- * from `seed`), lowers it once per hash for its features, and appends an
- * item. *valid false (MLC_OK) when the replay, a postprocessor or lowering
- * rejected it (the reason in s->last_reject). */
-int ms_item_make(ms_search_t *s, ms_items_t *out, const sch_trace_t *design, bool use_decisions, uint64_t seed,
-                 bool *valid);
+/* Queues the member `design` makes (with its decisions, or sampling afresh
+ * from `seed`); `design` is taken when own_design (freed on failure too).
+ * MLC_ENOMEM only. */
+int ms_make_add(ms_search_t *s, const sch_trace_t *design, bool own_design, bool use_decisions, uint64_t seed);
+/* Runs the queued jobs on s->threads threads (this one among them): each
+ * makes its candidate (replay, postprocessors) and lowers it for its
+ * features unless the cache has them. Then, in the order they were queued,
+ * so that nothing depends on the threads: the features join the cache, and
+ * each valid member is appended to out (valid[i], when valid is not NULL,
+ * says whether job i was). A rejected or unlowerable candidate is not an
+ * error (the reason goes to s->last_reject). Clears the queue. */
+int ms_make_run(ms_search_t *s, ms_items_t *out, bool *valid);
+/* Frees the queued jobs without running them. */
+void ms_make_clear(ms_search_t *s);
+/* CPUs online, 1 to 16. */
+int ms_cpus_online(void);
 
 /* The initial population: the elite replayed with their decisions, then
  * random samples of the space into `randoms` (copied into `pop` too).

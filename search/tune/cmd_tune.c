@@ -81,6 +81,8 @@ static const char help[] =
     "                      it there at the end\n"
     "  --population N      evolutionary search population (default 512)\n"
     "  --generations N     evolutionary search generations per round (default 4)\n"
+    "  --search-threads N  threads that make and lower the search's candidates between\n"
+    "                      rounds, while nothing is measured (default 0: one per CPU)\n"
     "  --json              print the summary as one JSON document\n"
     "\n"
     "measurement (defaults as DESIGN.md):\n"
@@ -182,7 +184,7 @@ static bool number_opt(args_t *a, cli_t *c) {
   } opts[] = {{"--trials", 0, 100000000}, {"--seed", 0, INT64_MAX},   {"--workers", 1, 256},
               {"--per-round", 1, 100000}, {"--number", 1, 1000000},    {"--repeat", 1, MLC_MEASURE_MAX_REPEAT},
               {"--min-repeat-ms", 0, 3600000}, {"--timeout", 1, 86400},       {"--population", 2, 1000000},
-              {"--generations", 0, 1000}, {"--local-farm", 1, 256}};
+              {"--generations", 0, 1000}, {"--local-farm", 1, 256},    {"--search-threads", 0, 64}};
   for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
     const char *v;
     if (!opt_value(a, opts[k].name, &v)) continue;
@@ -199,7 +201,8 @@ static bool number_opt(args_t *a, cli_t *c) {
     case 7: c->measure.build_timeout_s = c->measure.run_timeout_s = (double)x; break;
     case 8: c->tune.search.population = (int)x; break;
     case 9: c->tune.search.generations = (int)x; break;
-    default: c->local_farm = (int)x; break;
+    case 10: c->local_farm = (int)x; break;
+    default: c->tune.search.threads = (int)x; break;
     }
     return true;
   }

@@ -52,7 +52,7 @@ for line in open(sys.argv[1]):
 
 # A small module: GMM-32 as TVMScript (the workload mlc-tir prints).
 "$BUILD/mlc-tir" workload GMM --shape 32,32,32 >"$TMP/gmm.py" || fail "mlc-tir workload"
-QUICK=(--target llvm --per-round 8 --min-repeat-ms 1 --number 1 --population 32 --generations 1 --check)
+QUICK=(--target llvm --per-round 8 --min-repeat-ms 1 --number 1 --population 32 --generations 1 --search-threads 2 --check)
 
 # Tuning: the summary table, the records, the plot.
 if run 0 "$TMP/gmm.py" --trials 8 --db "file:$TMP/db" --plot "$TMP/c.svg" "${QUICK[@]}"; then
@@ -107,6 +107,7 @@ run 2 "$TMP/gmm.py" --target llvm --trials 8 --bogus && has "$TMP/err" "unknown 
 run 2 "$TMP/gmm.py" --trials 8 && has "$TMP/err" "--target is required"
 run 2 "$TMP/gmm.py" --target llvm && has "$TMP/err" "--trials is required"
 run 2 "$TMP/gmm.py" --target llvm --trials 8 --model svm && has "$TMP/err" "--model: 'svm'"
+run 2 "$TMP/gmm.py" --target llvm --trials 8 --search-threads 65 && has "$TMP/err" "--search-threads: '65' is not an integer in [0, 64]"
 # a GPU target measured locally needs a GPU here: a clear message, at once
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   run 1 "$TMP/gmm.py" --target "cuda -arch=sm_80" --trials 8 --db "file:$TMP/dbcuda" && has "$TMP/err" "no CUDA device on this machine" &&

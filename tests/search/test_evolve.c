@@ -80,6 +80,7 @@ static void test_options_default(void **state) {
   assert_true(o.mutation_prob == 0.85);
   assert_true(o.eps_greedy == 0.05);
   assert_int_equal(o.max_stale_rounds, 5);
+  assert_int_equal(o.threads, 0); /* one per CPU */
 }
 
 static void test_candidate_hash_is_the_records(void **state) {
@@ -262,14 +263,16 @@ static void test_next_never_returns_a_measured_trace(void **state) {
 }
 
 /* Runs `rounds` rounds of a search over the GMM sketch space with seed
- * `seed`, reporting fake times; the hashes handed out go to out. */
-static void run_search(uint64_t seed, int rounds, hashes_t *out) {
+ * `seed` on `threads` threads, reporting fake times; the hashes handed out
+ * go to out. */
+static void run_search(uint64_t seed, int rounds, int threads, hashes_t *out) {
   tir_func_t *f = et_gmm(32, 32, 32);
   ms_ctx_t ctx;
   et_ctx(&ctx, f, 2, seed);
   sch_trace_t *sketches[2] = {et_gmm_sketch(f, 16, 32, 1), et_gmm_sketch(f, 8, 16, 2)};
   ms_space_t space = {2, sketches};
   ms_search_options_t o = small_options(32);
+  o.threads = threads;
   int nm = 0;
   const ms_mutator_prob_t *muts = ms_mutators_cpu_default(&ctx, &nm);
   ms_search_t *s = NULL;
@@ -297,13 +300,15 @@ static void run_search(uint64_t seed, int rounds, hashes_t *out) {
 }
 
 static void test_same_seed_same_batches(void **state) {
-  hashes_t a, b, other;
-  run_search(7, 3, &a);
-  run_search(7, 3, &b);
-  run_search(8, 1, &other);
+  hashes_t a, b, c, other;
+  run_search(7, 3, 1, &a);
+  run_search(7, 3, 1, &b);
+  run_search(7, 3, 3, &c); /* members made on three threads: the same search */
+  run_search(8, 1, 1, &other);
   assert_true(a.n >= 3 * 6);
   assert_int_equal(a.n, b.n);
-  for (int i = 0; i < a.n; i++) assert_true(a.h[i] == b.h[i]);
+  assert_int_equal(a.n, c.n);
+  for (int i = 0; i < a.n; i++) assert_true(a.h[i] == b.h[i] && a.h[i] == c.h[i]);
   int common = 0;
   for (int i = 0; i < other.n; i++) common += has(&a, other.h[i]);
   assert_true(common < other.n); /* another seed, another search */
@@ -488,6 +493,10 @@ static void test_bad_arguments(void **state) {
   ms_search_options_default(&o);
   o.population = 0;
   assert_int_equal(ms_search_create(&s, &ctx, &space, NULL, 0, NULL, 0, &o, NULL), MLC_EINVAL);
+  ms_search_options_default(&o);
+  o.threads = -1;
+  assert_int_equal(ms_search_create(&s, &ctx, &space, NULL, 0, NULL, 0, &o, NULL), MLC_EINVAL);
+  assert_non_null(strstr(mlc_error_last(), "threads (-1)"));
   ms_mutator_prob_t bad = {NULL, 1.0};
   assert_int_equal(ms_search_create(&s, &ctx, &space, NULL, 0, &bad, 1, NULL, NULL), MLC_EINVAL);
   /* NULL options are the defaults. */
