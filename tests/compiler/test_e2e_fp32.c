@@ -38,18 +38,15 @@ static e2e_spec_t specs[] = {
 #undef SPEC_
 };
 
-/* bench/traces/sfm_rows.py (rows of 1024 done whole per task, rfactored
- * reductions with their lanes moved under the reduction, inline exp in
- * vectors of 64) on softmax of 4 x 1024: the interpreter's result, and the
- * IR has the vector exp's arithmetic. */
-static void test_softmax_hand_trace_matches_the_interpreter(void **state) {
-  (void)state;
+/* A hand trace of bench/traces/ applied to `workload` at `shape`: the
+ * interpreter's result, and the IR has `needle`. */
+static void check_hand_trace(const char *workload, const int64_t *shape, int nshape, const char *file,
+                             const char *needle) {
   tir_func_t *f = NULL;
-  int64_t shape[2] = {4, 1024};
   tir_dtype_t none = {0, 0, 0};
-  assert_int_equal(tir_workload_build(&f, "SFM", shape, 2, tir_dt_FLOAT32(), none), MLC_OK);
+  assert_int_equal(tir_workload_build(&f, workload, shape, nshape, tir_dt_FLOAT32(), none), MLC_OK);
   char path[4096];
-  snprintf(path, sizeof path, "%s/../bench/traces/sfm_rows.py", MLC_TEST_DIR);
+  snprintf(path, sizeof path, "%s/../bench/traces/%s", MLC_TEST_DIR, file);
   char *text = NULL;
   size_t len = 0;
   assert_int_equal(mlc_read_file(&text, &len, path), MLC_OK);
@@ -61,19 +58,37 @@ static void test_softmax_hand_trace_matches_the_interpreter(void **state) {
   if (rc != MLC_OK) fprintf(stderr, "%s: %s\n", path, mlc_error_last());
   assert_int_equal(rc, MLC_OK);
   e2e_case_t c;
-  e2e_case_init(&c, "SFM", "float32", f, 1001);
+  e2e_case_init(&c, workload, "float32", f, 1001);
   e2e_case_reference(&c);
-  e2e_case_check_ir(&c, "sfm_rows.py", sch_func(sch), sch, "<64 x float>");
+  e2e_case_check_ir(&c, file, sch_func(sch), sch, needle);
   e2e_case_free(&c);
   sch_free(sch);
   sch_trace_free(t);
   mlc_free(text);
 }
 
+/* bench/traces/sfm_rows.py (rows of 1024 done whole per task, rfactored
+ * reductions with their lanes moved under the reduction, inline exp in
+ * vectors of 64) on softmax of 4 x 1024. */
+static void test_softmax_hand_trace_matches_the_interpreter(void **state) {
+  (void)state;
+  int64_t shape[2] = {4, 1024};
+  check_hand_trace("SFM", shape, 2, "sfm_rows.py", "<64 x float>");
+}
+
+/* bench/traces/bmm_avx512_fma.py (8 x 32 register tiles of FMA intrinsics,
+ * parallel over batches and column halves) on BMM 2 x 16 x 128 x 8. */
+static void test_bmm_hand_trace_matches_the_interpreter(void **state) {
+  (void)state;
+  int64_t shape[4] = {2, 16, 128, 8};
+  check_hand_trace("BMM", shape, 4, "bmm_avx512_fma.py", "llvm.fma.v16f32");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_builtin_workload_is_in_the_matrix),
       cmocka_unit_test(test_softmax_hand_trace_matches_the_interpreter),
+      cmocka_unit_test(test_bmm_hand_trace_matches_the_interpreter),
 #define TEST_(e, name) \
   {name " float32: unscheduled and tiled+vectorized+parallel match the interpreter", check_cell, NULL, NULL, &specs[W_##e]},
       FP32_WORKLOADS(TEST_)
