@@ -251,9 +251,10 @@ typedef struct {
   double mutation_prob;    /* 0.85 */
   double eps_greedy;       /* 0.05: share of each batch picked at random */
   int max_stale_rounds;    /* 5: rounds with nothing new before the task is done */
-  int threads;             /* 0: one per CPU online, at most 16. Threads that
-                              lower candidates for their features; the search
-                              makes the same candidates with any number */
+  int threads;             /* 0: one per CPU this process may use, at most
+                              16. Threads that make candidates and lower them
+                              for their features; any number makes the same
+                              candidates */
 } ms_search_options_t;
 
 void ms_search_options_default(ms_search_options_t *o);

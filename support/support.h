@@ -395,6 +395,8 @@ void mlc_target_host(mlc_target_t *out);
  * "Intel(R) Xeon(R) Processor"), or "unknown"; always NUL-terminated. For
  * device descriptions in records. */
 void mlc_cpu_model(char *buf, size_t len);
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int mlc_cpu_host_cores(void);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,6 @@ bool mlc_cpu_feature_tracked(const char *feature);
 /* The host: LLVM CPU name and features (table defaults corrected by what the
  * running CPU reports), the default triple, and usable cores. */
 void mlc_cpu_host(char *mcpu, size_t len, mlc_cpu_features_t *fs);
-const char *mlc_cpu_host_triple(void);
-int mlc_cpu_host_cores(void);
+const char *mlc_cpu_host_triple(void); /* cores: mlc_cpu_host_cores (support.h) */
 
 #endif /* MLC_SUPPORT_TARGET_PRIV_H */

@@ -15,7 +15,7 @@
  *
  * Members are made in batches (ms_make_add, ms_make_run): the draws are
  * taken first, on the calling thread; the replays, postprocessors, hashes
- * and lowerings run on s->threads threads; the results are taken in the
+ * and lowerings run on s->opts.threads threads; the results are taken in the
  * order asked for. A generation therefore goes in rounds of one attempt per
  * empty slot instead of retrying a slot at once as MetaSchedule does.
  */
@@ -25,7 +25,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "compiler/compiler.h"
 
@@ -89,11 +88,6 @@ const cm_features_t *ms_search_features(const ms_search_t *s, uint64_t trace_has
 /* Making members, in batches on several threads                             */
 /* ------------------------------------------------------------------------ */
 
-int ms_cpus_online(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 16 ? 16 : (int)n;
-}
-
 static void job_free(ms_make_t *job) {
   if (job->own_design) sch_trace_free((sch_trace_t *)job->design);
   sch_trace_free(job->made);
@@ -154,7 +148,7 @@ static void run_jobs(const ms_search_t *s) {
   job_pool_t pool = {.s = s};
   atomic_init(&pool.next, 0);
   pthread_t tids[MS_MAX_THREADS];
-  int nt = 0, want = s->threads < (int)s->jobs.len ? s->threads : (int)s->jobs.len;
+  int nt = 0, want = s->opts.threads < (int)s->jobs.len ? s->opts.threads : (int)s->jobs.len;
   while (nt < want - 1 && pthread_create(&tids[nt], NULL, pool_worker, &pool) == 0) nt++;
   pool_worker(&pool);
   for (int i = 0; i < nt; i++) pthread_join(tids[i], NULL);
@@ -209,15 +203,22 @@ int ms_make_run(ms_search_t *s, ms_items_t *out, bool *valid) {
   return rc;
 }
 
+/* A copy of it (its own design trace; the features stay borrowed). */
+static int item_copy(ms_item_t *out, const ms_item_t *it) {
+  *out = *it;
+  out->design = sch_trace_copy(it->design);
+  return out->design ? MLC_OK : mlc_error_set(MLC_ENOMEM, "search: out of memory copying a member");
+}
+
 /* A copy of it appended to out. */
 static int item_push_copy(ms_items_t *out, const ms_item_t *it) {
-  ms_item_t copy = *it;
-  copy.design = sch_trace_copy(it->design);
-  if (!copy.design || mlc_vec_push(out, copy) != MLC_OK) {
-    sch_trace_free(copy.design);
-    return mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
+  ms_item_t copy;
+  int rc = item_copy(&copy, it);
+  if (rc == MLC_OK && mlc_vec_push(out, copy) != MLC_OK) {
+    ms_item_free(&copy);
+    rc = mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
   }
-  return MLC_OK;
+  return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -345,9 +346,9 @@ typedef struct {
  * try): a parent drawn by score and a mutator by mass; "keep as is"
  * fills the slot at once (once per parent), a mutation becomes a job.
  * A mutator that finds nothing to change fails the attempt. jobs_slot[j]
- * is the slot of job j. */
+ * is the slot of job j; *filled counts the filled slots. */
 static int draw_attempts(ms_search_t *s, const ms_items_t *pop, const double *scores, const double *masses,
-                         bool *taken, slot_t *slots, int *jobs_slot) {
+                         bool *taken, slot_t *slots, int *jobs_slot, int *filled) {
   int rc = MLC_OK;
   for (int k = 0; k < s->opts.population && rc == MLC_OK; k++) {
     if (slots[k].filled) continue;
@@ -356,9 +357,7 @@ static int draw_attempts(ms_search_t *s, const ms_items_t *pop, const double *sc
     if (m == 0) {
       if (taken[parent]) continue;
       taken[parent] = true;
-      ms_items_t one = {0};
-      if ((rc = item_push_copy(&one, &pop->data[parent])) == MLC_OK) slots[k] = (slot_t){one.data[0], true, parent};
-      mlc_vec_free(&one);
+      if ((rc = item_copy(&slots[k].item, &pop->data[parent])) == MLC_OK) slots[k].filled = true, ++*filled;
       continue;
     }
     const ms_mutator_t *mut = s->mutators[m - 1].mutator;
@@ -376,13 +375,15 @@ static int draw_attempts(ms_search_t *s, const ms_items_t *pop, const double *sc
 }
 
 /* The jobs of one round of attempts made; their members fill their slots. */
-static int collect_attempts(ms_search_t *s, slot_t *slots, const int *jobs_slot, bool *valid, ms_items_t *made) {
+static int collect_attempts(ms_search_t *s, slot_t *slots, const int *jobs_slot, bool *valid, ms_items_t *made,
+                            int *filled) {
   size_t njobs = s->jobs.len;
   int rc = ms_make_run(s, made, valid);
   for (size_t j = 0, m = 0; j < njobs && rc == MLC_OK; j++) {
     if (!valid[j]) continue;
     slots[jobs_slot[j]].item = made->data[m++];
     slots[jobs_slot[j]].filled = true;
+    ++*filled;
     s->stats.mutated++;
   }
   if (rc == MLC_OK) made->len = 0; /* the slots own them now */
@@ -408,17 +409,16 @@ int ms_population_evolve(ms_search_t *s, const ms_items_t *pop, ms_items_t *next
   /* MS_MAX_MUTATE_FAILS + 1 attempts per slot, each round of attempts
    * made at once; then the last parent drawn is kept. */
   ms_make_clear(s);
-  for (int attempt = 0, left = n; attempt <= MS_MAX_MUTATE_FAILS && left > 0 && rc == MLC_OK; attempt++) {
-    if ((rc = draw_attempts(s, pop, scores, masses, taken, slots, jobs_slot)) == MLC_OK)
-      rc = collect_attempts(s, slots, jobs_slot, valid, &made);
-    left = 0;
-    for (int k = 0; k < n; k++) left += !slots[k].filled;
+  int filled = 0;
+  for (int attempt = 0; attempt <= MS_MAX_MUTATE_FAILS && filled < n && rc == MLC_OK; attempt++) {
+    if ((rc = draw_attempts(s, pop, scores, masses, taken, slots, jobs_slot, &filled)) == MLC_OK)
+      rc = collect_attempts(s, slots, jobs_slot, valid, &made, &filled);
   }
   for (int k = 0; k < n && rc == MLC_OK; k++) {
-    ms_item_t *it = &slots[k].item;
-    rc = slots[k].filled ? mlc_vec_push(next, *it) : item_push_copy(next, &pop->data[slots[k].parent]);
-    if (slots[k].filled && rc == MLC_OK) *it = (ms_item_t){0};
-    else if (rc != MLC_OK) rc = mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
+    if (!slots[k].filled && (rc = item_copy(&slots[k].item, &pop->data[slots[k].parent])) != MLC_OK) break;
+    if (mlc_vec_push(next, slots[k].item) != MLC_OK)
+      rc = mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
+    else slots[k].item = (ms_item_t){0};
   }
 done:
   ms_make_clear(s);

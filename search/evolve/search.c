@@ -155,7 +155,8 @@ int ms_search_create(ms_search_t **out, const ms_ctx_t *ctx, const ms_space_t *s
   mlc_target_str(&ctx->target, s->target, sizeof s->target);
   mlc_rng_seed(&s->rng, ctx->seed);
   s->elite_cap = (int)(o.population * o.init_db_fraction);
-  s->threads = o.threads ? o.threads : ms_cpus_online();
+  int cores = mlc_cpu_host_cores();
+  if (!s->opts.threads) s->opts.threads = cores < 16 ? cores : 16;
   if (db && (rc = load_measured(s, db)) == MLC_OK) rc = load_elite(s, db);
   if (rc != MLC_OK) {
     mlc_error_prefix("search: reading the database");

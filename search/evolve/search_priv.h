@@ -89,7 +89,6 @@ struct ms_search {
   int elite_cap;
   ms_feat_cache_t cache;
   MLC_VEC(ms_make_t) jobs;     /* members to make, in the order asked for */
-  int threads;                /* that run jobs */
   int stale_rounds;
   bool done;
   char status[320];
@@ -108,7 +107,7 @@ int ms_elite_add(ms_search_t *s, sch_trace_t *design, uint64_t hash, double secs
  * from `seed`); `design` is taken when own_design (freed on failure too).
  * MLC_ENOMEM only. */
 int ms_make_add(ms_search_t *s, const sch_trace_t *design, bool own_design, bool use_decisions, uint64_t seed);
-/* Runs the queued jobs on s->threads threads (this one among them): each
+/* Runs the queued jobs on s->opts.threads threads (this one among them): each
  * makes its candidate (replay, postprocessors) and lowers it for its
  * features unless the cache has them. Then, in the order they were queued,
  * so that nothing depends on the threads: the features join the cache, and
@@ -118,8 +117,6 @@ int ms_make_add(ms_search_t *s, const sch_trace_t *design, bool own_design, bool
 int ms_make_run(ms_search_t *s, ms_items_t *out, bool *valid);
 /* Frees the queued jobs without running them. */
 void ms_make_clear(ms_search_t *s);
-/* CPUs online, 1 to 16. */
-int ms_cpus_online(void);
 
 /* The initial population: the elite replayed with their decisions, then
  * random samples of the space into `randoms` (copied into `pop` too).
