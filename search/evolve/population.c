@@ -122,6 +122,7 @@ static void run_job(const ms_search_t *s, ms_make_t *job) {
     tir_func_t *lowered = NULL;
     job->lowered = true;
     job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, NULL);
+    if (job->lower_rc == MLC_OK) job->code = tir_func_key(lowered);
     if (job->lower_rc == MLC_OK) job->lower_rc = cm_extract(&job->feat, lowered, &s->ctx->target);
     if (job->lower_rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
     tir_func_free(lowered);
@@ -162,7 +163,8 @@ static int job_entry(ms_search_t *s, ms_make_t *job, const ms_feat_entry_t **out
   if ((cache->len + 1) * 2 > cache->cap && cache_grow(cache) != MLC_OK) return MLC_ENOMEM;
   ms_feat_entry_t *e = &cache->slots[cache_slot(cache, job->hash)];
   if (!e->used && job->lowered) {
-    *e = (ms_feat_entry_t){.key = job->hash, .used = true, .ok = job->lower_rc == MLC_OK, .feat = job->feat};
+    *e = (ms_feat_entry_t){
+        .key = job->hash, .used = true, .ok = job->lower_rc == MLC_OK, .code = job->code, .feat = job->feat};
     job->feat = (cm_features_t){0};
     cache->len++;
     s->stats.lowered++;
@@ -183,7 +185,7 @@ static int job_collect(ms_search_t *s, ms_make_t *job, ms_items_t *out, bool *va
   const ms_feat_entry_t *e = NULL;
   int rc = job_entry(s, job, &e);
   if (rc != MLC_OK || !e->used || !e->ok) return rc;
-  ms_item_t it = {.design = job->made, .hash = job->hash, .feat = e->feat};
+  ms_item_t it = {.design = job->made, .hash = job->hash, .code = e->code, .feat = e->feat};
   if (mlc_vec_push(out, it) != MLC_OK) return mlc_error_set(MLC_ENOMEM, "search: out of memory growing a population");
   job->made = NULL;
   *valid = true;
@@ -266,13 +268,17 @@ static int sample_space(ms_search_t *s, ms_items_t *randoms, int places) {
 
 /* The elite replayed with their decisions into pop. Each is measured, even
  * when today's postprocessors record it differently from the record
- * (another version): never measured again. */
+ * (another version): never measured again, nor is any other trace that
+ * lowers to the same program. */
 static int replay_elite(ms_search_t *s, ms_items_t *pop) {
   int rc = MLC_OK;
   for (size_t i = 0; i < s->elite.len && rc == MLC_OK; i++)
     rc = ms_make_add(s, s->elite.data[i].design, false, true, mlc_rng_fork_seed(&s->rng));
   if (rc == MLC_OK) rc = ms_make_run(s, pop, NULL);
-  for (size_t i = 0; i < pop->len && rc == MLC_OK; i++) rc = ms_hset_add(&s->measured, pop->data[i].hash);
+  for (size_t i = 0; i < pop->len && rc == MLC_OK; i++) {
+    rc = ms_hset_add(&s->measured, pop->data[i].hash);
+    if (rc == MLC_OK) rc = ms_hset_add(&s->measured_code, pop->data[i].code);
+  }
   if (rc == MLC_OK && pop->len < s->elite.len)
     MLC_DEBUG("search: %zu measured traces no longer apply (the last: %s)", s->elite.len - pop->len, s->last_reject);
   return rc;

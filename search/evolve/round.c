@@ -9,6 +9,11 @@
  * batch takes the heap's best, fastest first, and an eps-greedy share of
  * the round's random samples in random order, skipping anything measured or
  * already in the batch; what it hands out joins the measured set at once.
+ * "Measured" is by trace hash (the database's records, what was handed
+ * out) and by the program a member lowers to (tir_func_key of the lowered
+ * function, known for what this search made: what it handed out and the
+ * elite it replayed): traces that differ only where lowering erases the
+ * difference make one program, measured once.
  * A round that finds nothing new is stale; max_stale_rounds stale rounds in
  * a row end the task.
  */
@@ -58,13 +63,23 @@ static int cmp_rank(const void *x, const void *y) {
   return ranks_before(a, b) ? -1 : ranks_before(b, a) ? 1 : 0;
 }
 
-/* Offers every member of pop never measured nor seen this round. */
+/* Whether it was measured: its trace, or another one that lowers to the
+ * same program (MetaSchedule measures those again; their times differ only
+ * by noise, so the trial is wasted). */
+static bool was_measured(const ms_search_t *s, const ms_item_t *it) {
+  return ms_hset_has(&s->measured, it->hash) || ms_hset_has(&s->measured_code, it->code);
+}
+
+/* Offers every member of pop never measured nor seen this round (by the
+ * program it lowers to: a trace makes one program). */
 static int offer(ms_search_t *s, const ms_items_t *pop, ms_hset_t *seen, best_t *best) {
   int rc = MLC_OK;
   for (size_t i = 0; i < pop->len && rc == MLC_OK; i++) {
     const ms_item_t *it = &pop->data[i];
-    if (ms_hset_has(&s->measured, it->hash) || ms_hset_has(seen, it->hash)) continue;
-    if ((rc = ms_hset_add(seen, it->hash)) == MLC_OK) rc = best_push(best, it);
+    if (ms_hset_has(&s->measured, it->hash) || ms_hset_has(seen, it->code)) continue;
+    if ((rc = ms_hset_add(seen, it->code)) != MLC_OK) break;
+    if (ms_hset_has(&s->measured_code, it->code)) s->stats.same_code++;
+    else rc = best_push(best, it);
   }
   return rc;
 }
@@ -111,12 +126,13 @@ static int evolve(ms_search_t *s, cm_model_t *model, round_t *r) {
 
 /* Appends the candidate of item to the batch when it is new. */
 static int take(ms_search_t *s, const ms_item_t *it, ms_candidate_t *batch, int *nb) {
-  if (ms_hset_has(&s->measured, it->hash)) return MLC_OK;
+  if (was_measured(s, it)) return MLC_OK;
   ms_candidate_t c;
   int rc = ms_candidate_make(&c, s->ctx, it->design, true, mlc_rng_fork_seed(&s->rng), s->pp, s->npp);
   if (rc == MLC_ESCHEDULE) return MLC_OK; /* made before: cannot happen, but never hand out a broken one */
   if (rc != MLC_OK) return rc;
-  if (ms_hset_has(&s->measured, c.trace_hash) || (rc = ms_hset_add(&s->measured, c.trace_hash)) != MLC_OK) {
+  if (ms_hset_has(&s->measured, c.trace_hash) || (rc = ms_hset_add(&s->measured, c.trace_hash)) != MLC_OK ||
+      (rc = ms_hset_add(&s->measured_code, it->code)) != MLC_OK) {
     ms_candidate_free(&c);
     return rc;
   }
@@ -157,10 +173,10 @@ static int run_round(ms_search_t *s, cm_model_t *model, int n, ms_candidate_t *b
   size_t nelite = r.pop.len - r.randoms.len;
   if (rc == MLC_OK && !s->done) rc = evolve(s, model, &r);
   if (rc == MLC_OK && !s->done) rc = pick(s, &r, n, batch, nb);
-  MLC_DEBUG("search %s: round: %zu elite, %d/%d valid samples, %d/%d mutations valid, %d lowered, %zu in the heap, "
-            "%d new",
+  MLC_DEBUG("search %s: round: %zu elite, %d/%d valid samples, %d/%d mutations valid, %d lowered, %d the same "
+            "program as a measured one, %zu in the heap, %d new",
             s->ctx->task_name ? s->ctx->task_name : "", nelite, s->stats.valid, s->stats.samples, s->stats.mutated,
-            s->stats.mutations, s->stats.lowered, r.best.items.len, *nb);
+            s->stats.mutations, s->stats.lowered, s->stats.same_code, r.best.items.len, *nb);
   round_free(&r);
   return rc;
 }

@@ -170,6 +170,7 @@ int ms_search_create(ms_search_t **out, const ms_ctx_t *ctx, const ms_space_t *s
 void ms_search_free(ms_search_t *s) {
   if (!s) return;
   ms_hset_free(&s->measured);
+  ms_hset_free(&s->measured_code);
   elite_free(s);
   ms_make_clear(s);
   mlc_vec_free(&s->jobs);

@@ -20,11 +20,13 @@
 #define MS_MAX_THREADS 64
 
 /* One member of a population: its design trace (with decisions), the hash
- * of the candidate it makes, its features (the rows are borrowed from the
- * cache, valid for the round) and its score. */
+ * of the candidate it makes, the key of the program that candidate lowers
+ * to, its features (the rows are borrowed from the cache, valid for the
+ * round) and its score. */
 typedef struct {
   sch_trace_t *design; /* owned */
   uint64_t hash;
+  uint64_t code;       /* tir_func_key of the lowered candidate */
   cm_features_t feat;  /* data borrowed */
   double score;
 } ms_item_t;
@@ -40,6 +42,7 @@ typedef struct {
   uint64_t key;
   bool used;
   bool ok;             /* false: the candidate did not lower */
+  uint64_t code;       /* tir_func_key of the lowered candidate (when ok) */
   cm_features_t feat;  /* owned; its rows never move */
 } ms_feat_entry_t;
 
@@ -62,6 +65,7 @@ typedef struct {
   sch_trace_t *made;         /* the design part of its trace (owned) */
   bool lowered;              /* the cache lacked it: lower_rc and feat are set */
   int lower_rc;
+  uint64_t code;             /* the lowered program's tir_func_key */
   cm_features_t feat;        /* owned until it moves into the cache */
   char why[192];             /* the error of rc or lower_rc */
 } ms_make_t;
@@ -85,6 +89,7 @@ struct ms_search {
   char target[512];
   mlc_rng_t rng;
   ms_hset_t measured;         /* from the database, handed out, reported */
+  ms_hset_t measured_code;    /* lowered programs handed out or replayed from the elite */
   MLC_VEC(ms_elite_t) elite;  /* fastest first, at most elite_cap */
   int elite_cap;
   ms_feat_cache_t cache;
@@ -94,7 +99,7 @@ struct ms_search {
   char status[320];
   char last_reject[192];      /* why the last sample was rejected */
   struct {                    /* this round's work, for the debug log */
-    int samples, valid, mutations, mutated, lowered;
+    int samples, valid, mutations, mutated, lowered, same_code;
   } stats;
 };
 
