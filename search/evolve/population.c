@@ -122,8 +122,10 @@ static void run_job(const ms_search_t *s, ms_make_t *job) {
     tir_func_t *lowered = NULL;
     job->lowered = true;
     job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, NULL);
-    if (job->lower_rc == MLC_OK) job->code = tir_func_key(lowered);
-    if (job->lower_rc == MLC_OK) job->lower_rc = cm_extract(&job->feat, lowered, &s->ctx->target);
+    if (job->lower_rc == MLC_OK) {
+      job->code = tir_func_key(lowered); /* 0: out of memory, the error set */
+      job->lower_rc = job->code ? cm_extract(&job->feat, lowered, &s->ctx->target) : MLC_ENOMEM;
+    }
     if (job->lower_rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
     tir_func_free(lowered);
   }
