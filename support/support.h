@@ -371,12 +371,17 @@ typedef struct {
   int max_threads_per_block;   /* gpu: from arch defaults unless given */
   int max_shared_memory_per_block; /* bytes */
   int thread_warp_size;        /* 32 on cuda, 64 on rocm */
+  int max_registers_per_thread; /* gpu: 32-bit registers one thread may use (255 cuda, 512 rocm) */
+  int registers_per_block;      /* gpu: 32-bit registers of one block (65536 cuda, 131072 rocm) */
   int vector_width;            /* llvm: widest SIMD register in bits (128/256/512) */
   bool fast_math;              /* -fast-math given */
 } mlc_target_t;
 
 /* Parses "llvm -mcpu=znver4 -num-cores=2", "cuda -arch=sm_90", "rocm -mcpu=gfx90a".
- * Options as -key=value or -key value. Unknown kinds or options: MLC_EINVAL
+ * Options as -key=value or -key value; GPU limits -max_threads_per_block,
+ * -max_shared_memory_per_block, -max_registers_per_thread,
+ * -registers_per_block, -thread_warp_size (positive integers; printed only
+ * when not the kind's default). Unknown kinds or options: MLC_EINVAL
  * with a detail naming the option. */
 int mlc_target_parse(mlc_target_t *out, const char *str);
 /* Canonical text into buf (always NUL-terminated); returns buf. */

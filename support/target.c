@@ -23,22 +23,41 @@
 enum { K_LLVM = 1 << MLC_TARGET_LLVM, K_CUDA = 1 << MLC_TARGET_CUDA, K_ROCM = 1 << MLC_TARGET_ROCM };
 enum { MLC_TARGET_STR_MAX = 1024, MLC_TARGET_TOKENS_MAX = 64, MLC_TARGET_INT_MAX = 1 << 30 };
 
-/*      kind word  mtriple                threads  shared  warp */
-#define MLC_TARGET_KIND_MAP(X)                              \
-  X(LLVM, "llvm", MLC_DEFAULT_TRIPLE,     0,       0,      0) \
-  X(CUDA, "cuda", "nvptx64-nvidia-cuda",  1024,    49152,  32) \
-  X(ROCM, "rocm", "amdgcn-amd-amdhsa",    1024,    65536,  64)
+/* Register limits (32-bit registers; VerifyGPUCode checks them):
+ *  - cuda: 255 per thread and 64 K per block, the same for every compute
+ *    capability this project targets (sm_80, sm_90): CUDA C++ Programming
+ *    Guide, "Technical Specifications per Compute Capability" ("Maximum
+ *    number of 32-bit registers per thread" / "per thread block"). A device
+ *    that reports fewer per block (CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+ *    the registers_per_block of a worker's device JSON) needs
+ *    -registers_per_block.
+ *  - rocm (CDNA2, gfx90a): 512 VGPRs per lane of a wave, ArchVGPRs and
+ *    AccVGPRs together in one unified file, at most 256 of each kind ("AMD
+ *    Instinct MI200 Instruction Set Architecture", 3.6.4; LLVM's
+ *    AMDGPUUsage: gfx90a's unified VGPR file of 512); the backend spills
+ *    ArchVGPRs into AccVGPRs before scratch, so 512 is what a lane can keep
+ *    in registers. A workgroup runs on one CU, whose 4 SIMDs each hold 512
+ *    VGPRs x 64 lanes (128 KiB; 512 KiB per CU, AMD CDNA2 white paper), and
+ *    its waves are spread over the 4 SIMDs: 4 x 512 x 64 = 131072 registers
+ *    per block (1024 threads: 16 waves, 4 per SIMD, 128 VGPRs each). Not
+ *    512 x 64 = 32768, which is one SIMD's file: that would reject blocks of
+ *    more than one wave that the CU runs. */
+/*      kind word  mtriple                threads  shared  warp  regs/thread  regs/block */
+#define MLC_TARGET_KIND_MAP(X)                                           \
+  X(LLVM, "llvm", MLC_DEFAULT_TRIPLE,     0,       0,      0,    0,           0)      \
+  X(CUDA, "cuda", "nvptx64-nvidia-cuda",  1024,    49152,  32,   255,         65536)  \
+  X(ROCM, "rocm", "amdgcn-amd-amdhsa",    1024,    65536,  64,   512,         131072)
 
 typedef struct {
   mlc_target_kind_t kind;
   const char *word, *triple;
-  int max_threads, max_shared, warp;
+  int max_threads, max_shared, warp, max_regs, regs_block;
 } target_kind_info_t;
 
 /* Rows in mlc_target_kind_t order, so a kind indexes its row. */
 static const target_kind_info_t target_kinds[] = {
-#define MLC_TARGET_KIND_ROW_(k, word, triple, threads, shared, warp) \
-  {MLC_TARGET_##k, word, triple, threads, shared, warp},
+#define MLC_TARGET_KIND_ROW_(k, word, triple, threads, shared, warp, regs, regs_block) \
+  {MLC_TARGET_##k, word, triple, threads, shared, warp, regs, regs_block},
     MLC_TARGET_KIND_MAP(MLC_TARGET_KIND_ROW_)
 #undef MLC_TARGET_KIND_ROW_
 };
@@ -46,7 +65,7 @@ static const target_kind_info_t target_kinds[] = {
 /* Options as given, before defaults are filled in. */
 typedef struct {
   const char *mcpu, *mtriple, *mattr, *arch;
-  int num_cores, max_threads, max_shared, warp; /* 0: not given */
+  int num_cores, max_threads, max_shared, warp, max_regs, regs_block; /* 0: not given */
   bool fast_math;
 } target_opts_t;
 
@@ -86,6 +105,8 @@ static int opt_num_cores(target_opts_t *o, const char *v) { return opt_int(&o->n
 static int opt_threads(target_opts_t *o, const char *v) { return opt_int(&o->max_threads, v); }
 static int opt_shared(target_opts_t *o, const char *v) { return opt_int(&o->max_shared, v); }
 static int opt_warp(target_opts_t *o, const char *v) { return opt_int(&o->warp, v); }
+static int opt_max_regs(target_opts_t *o, const char *v) { return opt_int(&o->max_regs, v); }
+static int opt_regs_block(target_opts_t *o, const char *v) { return opt_int(&o->regs_block, v); }
 static int opt_fast_math(target_opts_t *o, const char *v) { return opt_flag(&o->fast_math, v); }
 
 /*      option                          kinds                    flag   handler */
@@ -97,6 +118,8 @@ static int opt_fast_math(target_opts_t *o, const char *v) { return opt_flag(&o->
   X("arch",                        K_CUDA,                   false, opt_arch)      \
   X("max_threads_per_block",       K_CUDA | K_ROCM,          false, opt_threads)   \
   X("max_shared_memory_per_block", K_CUDA | K_ROCM,          false, opt_shared)    \
+  X("max_registers_per_thread",    K_CUDA | K_ROCM,          false, opt_max_regs)  \
+  X("registers_per_block",         K_CUDA | K_ROCM,          false, opt_regs_block) \
   X("thread_warp_size",            K_CUDA | K_ROCM,          false, opt_warp)      \
   X("fast-math",                   K_LLVM | K_CUDA | K_ROCM, true,  opt_fast_math)
 
@@ -285,6 +308,8 @@ static int build_gpu(mlc_target_t *t, const target_opts_t *o, const char *str) {
   t->max_threads_per_block = o->max_threads ? o->max_threads : target_kinds[t->kind].max_threads;
   t->max_shared_memory_per_block = o->max_shared ? o->max_shared : target_kinds[t->kind].max_shared;
   t->thread_warp_size = o->warp ? o->warp : target_kinds[t->kind].warp;
+  t->max_registers_per_thread = o->max_regs ? o->max_regs : target_kinds[t->kind].max_regs;
+  t->registers_per_block = o->regs_block ? o->regs_block : target_kinds[t->kind].regs_block;
   return MLC_OK;
 }
 
@@ -407,6 +432,9 @@ static void print_gpu(out_t *o, const mlc_target_t *t) {
     out_printf(o, " -max_threads_per_block=%d", t->max_threads_per_block);
   if (t->max_shared_memory_per_block != k->max_shared)
     out_printf(o, " -max_shared_memory_per_block=%d", t->max_shared_memory_per_block);
+  if (t->max_registers_per_thread != k->max_regs)
+    out_printf(o, " -max_registers_per_thread=%d", t->max_registers_per_thread);
+  if (t->registers_per_block != k->regs_block) out_printf(o, " -registers_per_block=%d", t->registers_per_block);
   if (t->thread_warp_size != k->warp) out_printf(o, " -thread_warp_size=%d", t->thread_warp_size);
 }
 

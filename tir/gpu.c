@@ -1,7 +1,8 @@
 /*
  * gpu.c - what GPU code in TIR looks like, told once for every reader
  * (tir.h, "GPU constructs"): the thread a loop's binding tag names, and the
- * WMMA tensor-core calls and their fragment buffers. The interpreter, the
+ * tensor-core calls (WMMA, and mma.sync in the warp layout) and their
+ * fragment and warp buffers. The interpreter, the
  * lowering passes and the GPU code generator all classify these; before,
  * each kept its own copy of the names and the parsing.
  */
@@ -29,15 +30,34 @@ tir_thread_kind_t tir_thread_tag(const char *tag, int *dim) {
 static const char *const wmma_names[] = {"tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_mma_sync",
                                          "tvm_store_matrix_sync"};
 
-tir_wmma_op_t tir_wmma_op(const tir_expr_t *e) {
+/* The extern call's name, or NULL when e is no call_extern of a name. */
+static const char *extern_name(const tir_expr_t *e) {
   if (e->kind != TIR_CALL || (e->u.call.op != TIR_OP_CALL_EXTERN && e->u.call.op != TIR_OP_CALL_PURE_EXTERN) ||
       e->u.call.nargs < 1 || e->u.call.args[0]->kind != TIR_STRING_IMM)
-    return TIR_WMMA_NONE;
-  for (int i = 0; i < 4; i++)
-    if (strcmp(e->u.call.args[0]->u.str_value, wmma_names[i]) == 0) return (tir_wmma_op_t)i;
+    return NULL;
+  return e->u.call.args[0]->u.str_value;
+}
+
+tir_wmma_op_t tir_wmma_op(const tir_expr_t *e) {
+  const char *name = extern_name(e);
+  for (int i = 0; name && i < 4; i++)
+    if (strcmp(name, wmma_names[i]) == 0) return (tir_wmma_op_t)i;
   return TIR_WMMA_NONE;
 }
 
 const char *tir_wmma_name(tir_wmma_op_t op) { return op == TIR_WMMA_NONE ? "(none)" : wmma_names[op]; }
 
 bool tir_wmma_is_fragment(const tir_buffer_t *b) { return b->scope && strncmp(b->scope, "wmma.", 5) == 0; }
+
+static const char *const ptx_names[] = {"ptx_ldmatrix_x4", "ptx_ldmatrix_x2", "ptx_mma_m16n8k16_row_col_f16f16f32"};
+
+tir_ptx_op_t tir_ptx_op(const tir_expr_t *e) {
+  const char *name = extern_name(e);
+  for (int i = 0; name && i < 3; i++)
+    if (strcmp(name, ptx_names[i]) == 0) return (tir_ptx_op_t)i;
+  return TIR_PTX_NONE;
+}
+
+const char *tir_ptx_name(tir_ptx_op_t op) { return op == TIR_PTX_NONE ? "(none)" : ptx_names[op]; }
+
+bool tir_is_warp_buffer(const tir_buffer_t *b) { return b->scope && strcmp(b->scope, "warp") == 0; }

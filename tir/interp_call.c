@@ -7,7 +7,9 @@
  * TVM's round-half-to-even, the same as nearbyint. if_then_else evaluates only
  * the side it takes (it guards out-of-bounds loads in padding). External
  * functions and LLVM intrinsics cannot be interpreted and are errors, except
- * the WMMA tensor-core calls (tvm_mma_sync and friends, interp_wmma.c).
+ * the WMMA tensor-core calls (tvm_mma_sync and friends, interp_wmma.c) and
+ * the mma.sync calls of the warp layout (ptx_ldmatrix_x4 / _x2 and
+ * ptx_mma_m16n8k16_row_col_f16f16f32, interp_mma.c).
  */
 #include "tir/interp_internal.h"
 
@@ -148,6 +150,7 @@ int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out) {
   case TIR_OP_CALL_EXTERN:
   case TIR_OP_CALL_PURE_EXTERN:
     if (tir_wmma_op(e) != TIR_WMMA_NONE) return interp_eval_wmma(it, e, out);
+    if (tir_ptx_op(e) != TIR_PTX_NONE) return interp_eval_ptx(it, e, out);
     return extern_error(it, e);
   case TIR_OP_CALL_LLVM_INTRIN:
   case TIR_OP_CALL_LLVM_PURE_INTRIN: return extern_error(it, e);

@@ -168,13 +168,35 @@ int interp_storage_add(interp_t *it, int64_t *id_out, const char *name, void *da
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* Where the run is, as error details begin: `block "B": ` or
+ * `function "F": `. */
+static void location(const interp_t *it, char *buf, size_t len) {
+  if (it->block) {
+    snprintf(buf, len, "block \"%s\": ", it->block);
+    return;
+  }
+  snprintf(buf, len, "function \"%s\": ", it->func && it->func->name ? it->func->name : "main");
+}
+
 int interp_fail(interp_t *it, const char *fmt, ...) {
-  char msg[1024];
+  char msg[1024], loc[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  if (it->block) return mlc_error_set(MLC_ERUNTIME, "block \"%s\": %s", it->block, msg);
-  const char *fname = it->func && it->func->name ? it->func->name : "main";
-  return mlc_error_set(MLC_ERUNTIME, "function \"%s\": %s", fname, msg);
+  location(it, loc, sizeof loc);
+  return mlc_error_set(MLC_ERUNTIME, "%s%s", loc, msg);
+}
+
+int interp_fail_within(interp_t *it, int rc, const char *fmt, ...) {
+  char ctx[256], msg[1024], loc[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx, sizeof(ctx), fmt, ap);
+  va_end(ap);
+  snprintf(msg, sizeof msg, "%s", mlc_error_last()); /* borrowed: copy before setting */
+  location(it, loc, sizeof loc);
+  size_t n = strlen(loc);
+  const char *rest = strncmp(msg, loc, n) == 0 ? msg + n : msg;
+  return mlc_error_set(rc, "%s%s: %s", loc, ctx, rest);
 }

@@ -16,7 +16,8 @@
  * casts, memory), interp_expr.c (expressions, loads), interp_call.c (calls),
  * interp_access.c (buffer views, addresses and bounds checks), interp_stmt.c
  * (statements, stores, allocations), interp_block.c (blocks, match_buffer),
- * interp_wmma.c (the WMMA tensor-core calls).
+ * interp_wmma.c (the WMMA tensor-core calls), interp_mma.c (the mma.sync
+ * calls of the warp layout, run lane by lane).
  *
  * The hot path of a kernel (a scalar load or store with variable indices, a
  * float32 multiply-add, a block instance) is kept short: small helpers are
@@ -174,6 +175,16 @@ typedef struct {
   size_t cap;
 } interp_chunk_t;
 
+/* The innermost loop bound to threadIdx.x being run: the lanes of a warp,
+ * whose mma.sync calls (interp_mma.c) evaluate their operands for other
+ * lanes by setting `var`. var == NULL outside any such loop. */
+typedef struct {
+  const tir_var_t *var;
+  int64_t min, extent;
+  size_t var_undo; /* var_undo.len in its body: more at a call means a
+                      variable was bound between the loop and the call */
+} interp_lane_loop_t;
+
 /* Everything a scope may add, so leaving it can take it back. */
 typedef struct {
   size_t var_undo, buf_undo, storages, chunk, used;
@@ -202,6 +213,7 @@ typedef struct {
   MLC_VEC(interp_chunk_t) chunks; /* the scratch area for vector lanes */
   size_t chunk, used;             /* scratch top: chunk index and lanes used in it */
   const char *block;              /* innermost block being run; NULL outside blocks */
+  interp_lane_loop_t lane_loop;   /* innermost threadIdx.x loop being run */
 } interp_t;
 
 /* ---- interp_env.c ------------------------------------------------------- */
@@ -281,6 +293,9 @@ int interp_storage_add(interp_t *it, int64_t *id_out, const char *name, void *da
 /* MLC_ERUNTIME with "block \"B\": <message>" (or "function \"F\": ..."
  * outside blocks). */
 int interp_fail(interp_t *it, const char *fmt, ...) MLC_PRINTF(2, 3);
+/* The error rc just raised, again with "<context>: " after its location:
+ * `block "B": <context>: <message>`. Returns rc. */
+int interp_fail_within(interp_t *it, int rc, const char *fmt, ...) MLC_PRINTF(3, 4);
 int interp_oom(interp_t *it);
 
 /* ---- interp_value.c ----------------------------------------------------- */
@@ -325,6 +340,9 @@ int interp_eval_call(interp_t *it, const tir_expr_t *e, interp_value_t *out);
 /* interp_wmma.c: running one of the WMMA calls (tir_wmma_op; its operands
  * are tiles; out is int32 0). */
 int interp_eval_wmma(interp_t *it, const tir_expr_t *e, interp_value_t *out);
+/* interp_mma.c: running one of the mma.sync calls (tir_ptx_op) for the lane
+ * of it->lane_loop being run; out gets that lane's registers. */
+int interp_eval_ptx(interp_t *it, const tir_expr_t *e, interp_value_t *out);
 
 /* ---- interp_stmt.c / interp_block.c ------------------------------------- */
 

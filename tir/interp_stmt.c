@@ -145,6 +145,14 @@ static int exec_store(interp_t *it, const tir_stmt_t *s) {
   return rc;
 }
 
+/* A loop bound to threadIdx.x: the lanes of a warp, as the mma.sync calls
+ * inside it see them (interp_mma.c). */
+static bool is_lane_loop(const tir_stmt_t *s) {
+  int dim;
+  return s->u.loop.kind == TIR_FOR_THREAD_BINDING &&
+         tir_thread_tag(s->u.loop.thread_tag, &dim) == TIR_THREAD_THREAD && dim == 0;
+}
+
 static int exec_for(interp_t *it, const tir_stmt_t *s) {
   int64_t min, extent;
   const tir_var_t *v = s->u.loop.var;
@@ -154,6 +162,8 @@ static int exec_for(interp_t *it, const tir_stmt_t *s) {
   if (rc != MLC_OK) return rc;
   interp_var_slot_t *slot = interp_var_slot(it, v);
   interp_mark_t m = interp_mark(it);
+  interp_lane_loop_t outer = it->lane_loop;
+  if (is_lane_loop(s)) it->lane_loop = (interp_lane_loop_t){v, min, extent, m.var_undo};
   for (int64_t i = 0; i < extent && rc == MLC_OK; i++) {
     slot->val.s = interp_wrap(v->dtype, (uint64_t)min + (uint64_t)i);
     rc = interp_exec(it, s->u.loop.body);
@@ -161,6 +171,7 @@ static int exec_for(interp_t *it, const tir_stmt_t *s) {
      * variable, say) must not leak into the next one. */
     interp_release(it, m);
   }
+  it->lane_loop = outer;
   return rc;
 }
 

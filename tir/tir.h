@@ -622,6 +622,26 @@ tir_wmma_op_t tir_wmma_op(const tir_expr_t *e);
 const char *tir_wmma_name(tir_wmma_op_t op);
 bool tir_wmma_is_fragment(const tir_buffer_t *b);
 
+/* The mma.sync calls of the warp-layout tensor intrinsics
+ * (schedule/intrin/builtin_cuda.c, TVM's names), each run by the 32 lanes of
+ * a warp together, once per lane inside a threadIdx.x loop of extent 32:
+ *   T.call_extern("float16x8", "ptx_ldmatrix_x4", A[row, T.Ramp(col, 1, 8)])
+ *     ldmatrix .x4: lane L gives the address of row L % 8 of 8x8 matrix
+ *     L / 8 and gets elements (L / 4, 2 (L % 4) + {0, 1}) of matrices 0..3;
+ *   T.call_extern("float16x4", "ptx_ldmatrix_x2", ...)  .x2: matrices 0, 1
+ *     (lanes 0..15 give the addresses);
+ *   T.call_extern("float32x4", "ptx_mma_m16n8k16_row_col_f16f16f32", a, b, c)
+ *     mma.sync m16n8k16, float16 A (row) and B (col), float32 C and D, each
+ *     operand the lane's registers (PTX ISA, "Matrix fragments for
+ *     mma.m16n8k16").
+ * Their operands live in "warp" buffers of shape (..., 32, W): element
+ * [..., lane, j] is register j of lane `lane`. tir_ptx_op: which call e is,
+ * or TIR_PTX_NONE; tir_ptx_name: its name ("(none)" for NONE). */
+typedef enum { TIR_PTX_NONE = -1, TIR_PTX_LDMATRIX_X4, TIR_PTX_LDMATRIX_X2, TIR_PTX_MMA_M16N8K16 } tir_ptx_op_t;
+tir_ptx_op_t tir_ptx_op(const tir_expr_t *e);
+const char *tir_ptx_name(tir_ptx_op_t op);
+bool tir_is_warp_buffer(const tir_buffer_t *b);
+
 /* ------------------------------------------------------------------------ */
 /* Arithmetic                                                                */
 /* ------------------------------------------------------------------------ */
@@ -781,8 +801,14 @@ typedef struct {
  * with an argument, division by zero. The WMMA calls of the tensor
  * intrinsics (T.call_extern "tvm_fill_fragment", "tvm_load_matrix_sync",
  * "tvm_mma_sync", "tvm_store_matrix_sync" on wmma.* fragments) run as their
- * 16x16x16 descriptions say (tir/interp_wmma.c); other call_extern and
- * call_llvm_pure_intrin calls are errors. */
+ * 16x16x16 descriptions say (tir/interp_wmma.c). The mma.sync calls of the
+ * warp layout (tir_ptx_op: "ptx_ldmatrix_x4", "ptx_ldmatrix_x2",
+ * "ptx_mma_m16n8k16_row_col_f16f16f32") run in the innermost threadIdx.x
+ * loop, which must have 32 lanes with nothing bound between it and the
+ * call: lane L's value is computed from the operands the other lanes give,
+ * evaluated again with the loop variable set to theirs (tir/interp_mma.c);
+ * mma accumulates in float32, k in order, each step rounded. Other
+ * call_extern and call_llvm_pure_intrin calls are errors. */
 int tir_interp_run(const tir_func_t *f, tir_arg_t *args, int nargs);
 
 /* ------------------------------------------------------------------------ */

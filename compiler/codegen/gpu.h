@@ -14,8 +14,9 @@
  * Files: gpu_module.c (device module, finishing: optimisation, image,
  * embedding it in the host code; emission of the device side),
  * gpu_device.c (a kernel from a loop nest), gpu_reduce.c (cross-thread
- * reductions), gpu_wmma.c (WMMA tensor cores, NVPTX), gpu_host.c (the
- * launch).
+ * reductions), gpu_wmma.c (WMMA tensor cores, NVPTX), gpu_warp.c ("warp"
+ * buffers: per-lane registers), gpu_mma.c (mma.sync and ldmatrix, NVPTX),
+ * gpu_host.c (the launch).
  */
 #ifndef MLC_CODEGEN_GPU_H
 #define MLC_CODEGEN_GPU_H
@@ -37,9 +38,9 @@ struct cg_gpu_target {
   LLVMValueRef (*shuffle_xor)(cg_t *cg, LLVMValueRef v, int mask);
   /* A barrier of the thread block, with shared memory made visible. */
   void (*barrier)(cg_t *cg);
-  /* Makes fn a kernel entry (calling convention, annotations) of at most
-   * nthreads threads per block. */
-  void (*mark_kernel)(cg_t *cg, LLVMValueRef fn, int64_t nthreads);
+  /* Makes fn a kernel entry (calling convention, annotations) launched
+   * with block[d] threads in dimension d (0: symbolic, at most 1024 in all). */
+  void (*mark_kernel)(cg_t *cg, LLVMValueRef fn, const int64_t block[3]);
   /* Float math (cg_hooks_t.math). */
   LLVMValueRef (*math)(cg_t *cg, tir_op_t op, LLVMValueRef x, LLVMValueRef y);
   /* Before optimisation: link what the math functions call (libdevice). */
@@ -49,6 +50,10 @@ struct cg_gpu_target {
    * compiler/lower/tensor_core.h, and the ALLOCATE of a fragment buffer. */
   int (*tensor_core)(cg_t *cg, const tir_expr_t *call);
   int (*fragment_alloca)(cg_t *cg, const tir_stmt_t *s);
+  /* The mma.sync calls of the warp-layout intrinsics (tir_ptx_op;
+   * gpu_mma.c; NULL: the target has none, and such a call is
+   * MLC_EUNSUPPORTED): the call's value, NULL with an error. */
+  LLVMValueRef (*warp_mma)(cg_t *cg, const tir_expr_t *call);
   /* The device image of the optimised m->dev_mod (mlc_malloc'd, *len bytes;
    * PTX text includes its NUL). */
   int (*image)(mlc_module_t *m, char **out, size_t *len);
@@ -86,6 +91,19 @@ LLVMValueRef cg_gpu_image_size_ref(cg_t *cg);
 /* ---- gpu_device.c ---- */
 
 #define CG_MAX_FRAGMENT_BUFFERS 32
+#define CG_MAX_WARP_BUFFERS 32
+
+/* A "warp" buffer of the kernel and its width W: flat element
+ * e0 + lane * W (0 <= e0 mod 32W < W) is register e0 of lane `lane`. */
+typedef struct {
+  const tir_var_t *data;
+  int64_t width;
+} cg_warp_buffer_t;
+
+typedef struct {
+  cg_warp_buffer_t buf[CG_MAX_WARP_BUFFERS];
+  int n;
+} cg_warp_table_t;
 
 /* The state of generating one kernel (cg_t.gpu of device code). */
 typedef struct {
@@ -98,6 +116,8 @@ typedef struct {
     bool col;
   } layouts[CG_MAX_FRAGMENT_BUFFERS];
   int nlayouts;
+  cg_warp_table_t warps;      /* the kernel's warp buffers (gpu_warp.c) */
+  tir_var_t *lane;            /* the innermost threadIdx.x loop's variable */
 } cg_kernel_state_t;
 
 /* A static shared-memory array of `bytes` (counted against the target's
@@ -127,6 +147,33 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int k, cg_launch_t *out);
  * across warps; stores the result where the attribute's serial body does.
  * MLC_EUNSUPPORTED for shapes it does not generate. */
 int cg_gpu_allreduce(cg_t *cg, const tir_stmt_t *attr);
+
+/* ---- gpu_warp.c ---- */
+
+/* Checks an access idx (lowered, flat) to warp buffer b made inside the
+ * threadIdx.x loop `lane_loop` (NULL: outside every one) and records b's
+ * width in t: idx must be lane * W + e0 with the lane loop's variable,
+ * constant W > 0 (the same for every access to b) and the lanes of a vector
+ * access within one lane's W registers, proven by the analyzer an (which
+ * knows the enclosing loops). MLC_EUNSUPPORTED naming buffer and index
+ * otherwise: another lane's registers cannot be read. */
+int cg_warp_check(cg_warp_table_t *t, const tir_buffer_t *b, const tir_expr_t *idx,
+                  const tir_stmt_t *lane_loop, tir_analyzer_t *an, mlc_arena_t *a);
+/* The width recorded for the warp buffer of data variable `data`, or 0. */
+int64_t cg_warp_width(const cg_warp_table_t *t, const tir_var_t *data);
+/* cg_hooks_t.buffer_index of kernels: a warp buffer's flat index without
+ * its lane (the register in the lane's private array); other buffers' idx
+ * as is. */
+const tir_expr_t *cg_warp_index(cg_t *cg, const tir_buffer_t *b, const tir_expr_t *idx);
+
+/* ---- gpu_mma.c ---- */
+
+/* tir_ptx_op calls as llvm.nvvm.ldmatrix.sync.aligned.m8n8.{x4,x2}.b16
+ * and llvm.nvvm.mma.m16n8k16.row.col.f32.f32 (cg_gpu_target_t.warp_mma of
+ * NVPTX). MLC_EUNSUPPORTED for an architecture without them (ldmatrix:
+ * sm_75, mma.m16n8k16: sm_80), operand dtypes other than the intrinsics',
+ * or an ldmatrix operand outside shared memory. */
+LLVMValueRef cg_nvptx_mma(cg_t *cg, const tir_expr_t *call);
 
 /* ---- gpu_wmma.c ---- */
 

@@ -71,7 +71,9 @@ static void amdgpu_barrier(cg_t *cg) {
   LLVMBuildFence(cg->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
 }
 
-static void amdgpu_mark_kernel(cg_t *cg, LLVMValueRef fn, int64_t nthreads) {
+static void amdgpu_mark_kernel(cg_t *cg, LLVMValueRef fn, const int64_t block[3]) {
+  int64_t nthreads = 1;
+  for (int d = 0; d < 3; d++) nthreads *= block[d] > 0 ? block[d] : 1024;
   LLVMSetFunctionCallConv(fn, LLVMAMDGPUKERNELCallConv);
   char v[32];
   snprintf(v, sizeof v, "1,%lld", (long long)(nthreads > 0 && nthreads <= 1024 ? nthreads : 1024));

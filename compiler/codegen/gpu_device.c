@@ -61,7 +61,12 @@ typedef struct {
   const tir_stmt_t *grid_loop[3], *block_loop[3];
   int64_t block_const[3];     /* widest constant threadIdx extent */
   int xdepth;                 /* threadIdx.x loops around the walk */
-  int nwmma;                  /* WMMA calls in the kernel */
+  int nwmma;                  /* WMMA and mma.sync calls in the kernel */
+  const tir_stmt_t *lane_loop;/* the innermost threadIdx.x loop around the walk */
+  MLC_VEC(const tir_stmt_t *) lane_loops; /* all of them, innermost last */
+  tir_analyzer_t *an;         /* knows the loops around the walk */
+  mlc_arena_t *arena;
+  cg_warp_table_t warps;      /* warp buffers and their widths */
   int rc;
 } scan_t;
 
@@ -117,6 +122,32 @@ static bool scan_wmma(tir_visitor_t *v, scan_t *s, tir_expr_t *e) {
   return false;
 }
 
+/* An mma.sync call: run by the 32 lanes of a warp together, each lane in
+ * its turn of the threadIdx.x loop of 32 around it. */
+static bool scan_ptx(scan_t *s, const tir_expr_t *e) {
+  const char *name = tir_ptx_name(tir_ptx_op(e));
+  if (!s->gt->warp_mma)
+    return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: mma.sync and ldmatrix are NVIDIA instructions and %s "
+                                    "code generation has none; use a schedule without tensorize", name, s->gt->name)),
+           false;
+  int64_t ext = 0;
+  if (!s->lane_loop || !tir_as_int(s->lane_loop->u.loop.extent, &ext) || ext != 32)
+    return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s must run in a threadIdx.x loop of the warp's 32 lanes "
+                                    "(it is %s)", name, s->lane_loop ? "in one of another extent" : "outside every one")),
+           false;
+  s->nwmma++;
+  return true;
+}
+
+static void warp_access(scan_t *s, const tir_buffer_t *b, tir_expr_t *const *indices, int n) {
+  if (n != 1) {
+    fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "warp buffer %s: accesses must be lowered (flat)", b->name));
+    return;
+  }
+  int rc = cg_warp_check(&s->warps, b, indices[0], s->lane_loop, s->an, s->arena);
+  if (rc != MLC_OK) fail_at(s, rc);
+}
+
 static int fragment_access(scan_t *s, const tir_buffer_t *b) {
   if (!s->gt->tensor_core) return no_tensor_cores(s, b->name);
   return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: fragment %s (scope %s) is accessed element by element; "
@@ -128,11 +159,13 @@ static bool scan_expr(tir_visitor_t *v, tir_expr_t *e) {
   scan_t *s = v->payload;
   if (e->kind == TIR_VAR) add_unique(s, &s->used, e);
   if (e->kind == TIR_CALL && tir_wmma_op(e) != TIR_WMMA_NONE) return scan_wmma(v, s, e);
+  if (e->kind == TIR_CALL && tir_ptx_op(e) != TIR_PTX_NONE) return scan_ptx(s, e);
   if (e->kind == TIR_BUFFER_LOAD) {
     if (tir_wmma_is_fragment(e->u.load.buffer)) return fragment_access(s, e->u.load.buffer), false;
+    if (tir_is_warp_buffer(e->u.load.buffer)) warp_access(s, e->u.load.buffer, e->u.load.indices, e->u.load.nindices);
     use_buffer(s, e->u.load.buffer);
   }
-  return true;
+  return s->rc == MLC_OK;
 }
 
 static bool loads_buffer(tir_expr_t *e, const tir_var_t *data);
@@ -156,7 +189,8 @@ static bool loads_buffer(tir_expr_t *e, const tir_var_t *data) {
  * loop around it: a reduction across threads. */
 static void check_cross_thread(scan_t *s, const tir_stmt_t *st) {
   tir_buffer_t *b = st->u.store.buffer;
-  if (strcmp(b->scope, "local") == 0 || !loads_buffer(st->u.store.value, b->data)) return;
+  if (strcmp(b->scope, "local") == 0 || tir_is_warp_buffer(b) || !loads_buffer(st->u.store.value, b->data))
+    return; /* registers: each thread its own (a warp buffer's lane is checked by cg_warp_check) */
   for (size_t i = 0; i < s->threads.len; i++) {
     tir_var_t *t = s->threads.data[i];
     bool uses = false;
@@ -202,12 +236,17 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
   switch (st->kind) {
   case TIR_FOR:
     add_unique(s, &s->defined, st->u.loop.var);
+    tir_analyzer_bind(s->an, st->u.loop.var, st->u.loop.min, st->u.loop.extent);
     if (st->u.loop.kind != TIR_FOR_THREAD_BINDING) break;
     if (parse_tag(st, &kind, &dim) != MLC_OK) return fail_at(s, mlc_error_last_code()), false;
     if (kind != TIR_THREAD_VTHREAD) record_extent(s, st, kind, dim);
     if (kind == TIR_THREAD_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
       fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
     s->xdepth += kind == TIR_THREAD_THREAD && dim == 0;
+    if (kind == TIR_THREAD_THREAD && dim == 0) {
+      if (mlc_vec_push(&s->lane_loops, st) != MLC_OK) fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
+      s->lane_loop = st;
+    }
     break;
   case TIR_LET: add_unique(s, &s->defined, st->u.let.var); break;
   case TIR_ALLOCATE:
@@ -217,6 +256,8 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
     break;
   case TIR_BUFFER_STORE:
     if (tir_wmma_is_fragment(st->u.store.buffer)) return fragment_access(s, st->u.store.buffer), false;
+    if (tir_is_warp_buffer(st->u.store.buffer))
+      warp_access(s, st->u.store.buffer, st->u.store.indices, st->u.store.nindices);
     use_buffer(s, st->u.store.buffer);
     check_cross_thread(s, st);
     break;
@@ -228,18 +269,21 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
 static void scan_post(tir_visitor_t *v, tir_stmt_t *st) {
   scan_t *s = v->payload;
   if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && st->u.loop.thread_tag &&
-      strcmp(st->u.loop.thread_tag, "threadIdx.x") == 0)
+      strcmp(st->u.loop.thread_tag, "threadIdx.x") == 0) {
     s->xdepth--;
+    if (s->lane_loops.len) s->lane_loops.len--;
+    s->lane_loop = s->lane_loops.len ? s->lane_loops.data[s->lane_loops.len - 1] : NULL;
+  }
   if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && s->threads.len &&
       s->threads.data[s->threads.len - 1] == st->u.loop.var)
     s->threads.len--;
 }
 
-/* WMMA calls are run by whole warps: the lanes of a warp must be 32
+/* Tensor-core calls are run by whole warps: the lanes of a warp must be 32
  * consecutive threadIdx.x values sharing threadIdx.y/z. */
 static int check_warps(scan_t *s) {
   if (s->nwmma == 0 || (s->block_const[0] > 0 && s->block_const[0] % 32 == 0)) return MLC_OK;
-  return mlc_error_set(MLC_EUNSUPPORTED, "%s: a kernel with WMMA tensor-core calls needs a threadIdx.x extent that "
+  return mlc_error_set(MLC_EUNSUPPORTED, "%s: a kernel with tensor-core calls (WMMA, mma.sync) needs a threadIdx.x extent that "
                        "is a constant multiple of the warp size 32 (it is %lld): bind the lanes of the cooperative "
                        "fetches to threadIdx.x with extent 32 and the warps to threadIdx.y", s->f->name,
                        (long long)(s->block_const[0] > 0 ? s->block_const[0] : 1));
@@ -302,10 +346,13 @@ static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
     LLVMPositionBuilderAtEnd(cg->b, body);
   }
   size_t mark = cg->vars.len;
+  tir_var_t *outer_lane = k->lane;
+  if (kind == TIR_THREAD_THREAD && dim == 0) k->lane = s->u.loop.var;
   k->thread_depth += kind == TIR_THREAD_THREAD;
   rc = cg_bind(cg, s->u.loop.var, v, 0);
   if (rc == MLC_OK) rc = cg_stmt(cg, s->u.loop.body);
   k->thread_depth -= kind == TIR_THREAD_THREAD;
+  k->lane = outer_lane;
   cg->vars.len = mark;
   if (rc == MLC_OK && merge) {
     LLVMBuildBr(cg->b, merge);
@@ -342,6 +389,13 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
                          b->name, b->scope);
   if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
   if (tir_wmma_is_fragment(b)) return k->gt->fragment_alloca(cg, s); /* the scan refused it without */
+  if (tir_is_warp_buffer(b)) { /* this lane's registers: 1/32 of it */
+    int64_t w = cg_warp_width(&k->warps, b->data), elems = bytes / cg_elem_bytes(b->dtype);
+    if (elems % (w ? 32 * w : 32))
+      return mlc_error_set(MLC_EUNSUPPORTED, "warp buffer %s of %lld elements is not 32 lanes of %lld registers",
+                           b->name, (long long)elems, (long long)(w ? w : elems / 32));
+    bytes /= 32;
+  }
   if (strcmp(b->scope, MLC_CROSS_THREAD_SCOPE) == 0) bytes = cg_elem_bytes(b->dtype) * b->dtype.lanes; /* own slot */
   if (strcmp(b->scope, "global") == 0 && k->thread_depth == 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope global) is allocated inside a GPU kernel but "
@@ -358,6 +412,15 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
 static int dev_attr(cg_t *cg, const tir_stmt_t *s) {
   if (strcmp(s->u.attr.key, MLC_CROSS_THREAD_ATTR) == 0) return cg_gpu_allreduce(cg, s);
   return cg_stmt(cg, s->u.attr.body);
+}
+
+/* The mma.sync calls are the target's (the scan refused them without);
+ * other extern calls are generated as usual. */
+static LLVMValueRef dev_extern_call(cg_t *cg, const tir_expr_t *call, bool *done) {
+  kstate_t *k = cg->gpu;
+  if (tir_ptx_op(call) == TIR_PTX_NONE) return NULL;
+  *done = true;
+  return k->gt->warp_mma(cg, call);
 }
 
 /* The WMMA calls are the target's; other values are generated as usual. */
@@ -393,6 +456,8 @@ static const cg_hooks_t device_hooks = {
     .math = dev_math,
     .fail = dev_fail,
     .evaluate = dev_evaluate,
+    .buffer_index = cg_warp_index,
+    .extern_call = dev_extern_call,
 };
 
 static LLVMTypeRef param_type(cg_t *cg, const tir_var_t *v) {
@@ -409,9 +474,9 @@ static int gen_kernel(cg_t *dc, const cg_t *host, const tir_stmt_t *root, const 
   for (int i = 0; i < L->nparams; i++)
     if (!(types[i] = param_type(dc, L->params[i]))) return mlc_error_last_code();
   LLVMValueRef fn = cg_add_function(dc, L->name, LLVMFunctionType(dc->t_void, types, (unsigned)L->nparams, false), true);
-  int64_t nthreads = 1;
-  for (int d = 0; d < 3; d++) nthreads *= k->block_const[d] > 0 ? k->block_const[d] : (L->block[d] ? 1024 : 1);
-  k->gt->mark_kernel(dc, fn, nthreads);
+  int64_t block[3];
+  for (int d = 0; d < 3; d++) block[d] = k->block_const[d] > 0 ? k->block_const[d] : (L->block[d] ? 0 : 1);
+  k->gt->mark_kernel(dc, fn, block);
   cg_fn_begin(dc, fn);
   int rc = MLC_OK;
   unsigned noalias_kind = LLVMGetEnumAttributeKindForName("noalias", 7);
@@ -438,13 +503,14 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out
   memset(out, 0, sizeof *out);
   out->name = mlc_arena_printf(host->arena, "%s_kernel%d", host->f->name, kidx);
   if (!out->name) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
-  scan_t s = {.f = host->f, .gt = m->gpu};
-  int rc = scan_kernel(&s, root, host->arena, out);
-  kstate_t k = {.gt = m->gpu};
+  scan_t s = {.f = host->f, .gt = m->gpu, .arena = host->arena, .an = tir_analyzer_new(host->arena)};
+  int rc = s.an ? scan_kernel(&s, root, host->arena, out) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  kstate_t k = {.gt = m->gpu, .warps = s.warps};
   memcpy(k.block_const, s.block_const, sizeof k.block_const);
   mlc_vec_free(&s.defined);
   mlc_vec_free(&s.used);
   mlc_vec_free(&s.threads);
+  mlc_vec_free(&s.lane_loops);
   if (rc != MLC_OK) return rc;
   cg_t dc;
   cg_setup(&dc, m, m->dev_mod, host->f);

@@ -69,11 +69,20 @@ static LLVMValueRef nvptx_shuffle_xor(cg_t *cg, LLVMValueRef v, int mask) {
 
 static void nvptx_barrier(cg_t *cg) { cg_call_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0); }
 
-static void nvptx_mark_kernel(cg_t *cg, LLVMValueRef fn, int64_t nthreads) {
-  (void)nthreads; /* .maxntid needs the block's shape per dimension */
-  LLVMMetadataRef md[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(cg->ctx, "kernel", 6),
-                           LLVMValueAsMetadata(cg_i32(cg, 1))};
+static void nvvm_annotate(cg_t *cg, LLVMValueRef fn, const char *key, int64_t value) {
+  LLVMMetadataRef md[3] = {LLVMValueAsMetadata(fn), LLVMMDStringInContext2(cg->ctx, key, strlen(key)),
+                           LLVMValueAsMetadata(cg_i32(cg, value))};
   LLVMAddNamedMetadataOperand(cg->mod, "nvvm.annotations", LLVMMetadataAsValue(cg->ctx, LLVMMDNodeInContext2(cg->ctx, md, 3)));
+}
+
+/* A kernel; with a constant block shape also `.maxntid x, y, z`, so that
+ * ptxas allocates registers for that many threads (spilling rather than
+ * leaving a launch without enough registers). */
+static void nvptx_mark_kernel(cg_t *cg, LLVMValueRef fn, const int64_t block[3]) {
+  nvvm_annotate(cg, fn, "kernel", 1);
+  if (block[0] <= 0 || block[1] <= 0 || block[2] <= 0) return;
+  static const char *const keys[3] = {"maxntidx", "maxntidy", "maxntidz"};
+  for (int d = 0; d < 3; d++) nvvm_annotate(cg, fn, keys[d], block[d]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -253,6 +262,7 @@ const cg_gpu_target_t cg_gpu_nvptx = {
     .math = nvptx_math,
     .link = nvptx_link,
     .tensor_core = cg_nvptx_wmma,
+    .warp_mma = cg_nvptx_mma,
     .fragment_alloca = cg_nvptx_fragment_alloca,
     .image = nvptx_image,
 };

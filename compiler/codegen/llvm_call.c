@@ -333,6 +333,9 @@ static LLVMValueRef call_checked(cg_t *cg, const call_args_t *ca, LLVMValueRef f
 }
 
 static LLVMValueRef extern_call(cg_t *cg, const tir_expr_t *e) {
+  bool done = false;
+  LLVMValueRef r = cg->hooks && cg->hooks->extern_call ? cg->hooks->extern_call(cg, e, &done) : NULL;
+  if (done) return r;
   call_args_t ca;
   if (eval_call_args(cg, e, &ca) != MLC_OK) return NULL;
   LLVMValueRef fn = cg_extern_fn(cg, ca.name, ca.ret, ca.types, ca.n, false);

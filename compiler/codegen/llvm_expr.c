@@ -392,6 +392,7 @@ static int buffer_access(cg_t *cg, access_t *acc, tir_buffer_t *b, tir_expr_t *c
   }
   const tir_expr_t *idx = flat_index(cg, b, indices, n);
   if (!idx || mlc_arena_failed(cg->arena)) return mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  if (cg->hooks && cg->hooks->buffer_index && !(idx = cg->hooks->buffer_index(cg, b, idx))) return mlc_error_last_code();
   int eb = cg_elem_bytes(b->dtype) * b->dtype.lanes;
   int base_align = bnd->align > 0 ? bnd->align : cg_elem_bytes(b->dtype);
   acc->lanes = idx->dtype.lanes;

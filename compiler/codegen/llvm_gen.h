@@ -66,6 +66,14 @@ typedef struct {
    * (GPU: the WMMA calls); otherwise the value is generated for its
    * effects (CPU). */
   int (*evaluate)(cg_t *cg, const tir_expr_t *value, bool *done);
+  /* The index to address buffer b with, given the lowered flat index idx
+   * (GPU: a "warp" buffer's element [lane, j] is in lane `lane`'s own
+   * registers, so its index loses the lane); NULL with an error (CPU: idx). */
+  const tir_expr_t *(*buffer_index)(cg_t *cg, const tir_buffer_t *b, const tir_expr_t *idx);
+  /* A call_extern: sets *done and returns the value when it generated the
+   * call (GPU: the mma.sync calls, tir_ptx_op); NULL with *done is an error
+   * (CPU: every call_extern is a C function). */
+  LLVMValueRef (*extern_call)(cg_t *cg, const tir_expr_t *call, bool *done);
 } cg_hooks_t;
 
 struct cg {

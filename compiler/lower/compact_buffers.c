@@ -21,6 +21,10 @@
  * when a vector access (a tensor intrinsic's ramp) may run past the end of a
  * dimension: such accesses rely on the original layout.
  *
+ * A "warp" buffer (..., 32, W) keeps its last two dimensions: element
+ * [..., lane, j] is register j of lane `lane` (compiler/codegen/gpu_warp.c),
+ * and shifting lanes or registers would move elements to other lanes.
+ *
  * WMMA calls (lower-tensor-core): a tile operand counts as its whole 16x16
  * tile; a memory operand's stride argument, which must be the buffer's row
  * stride (else the buffer keeps its layout), becomes the compacted one's.
@@ -263,7 +267,7 @@ static tir_expr_t **compact_region(coll_t *c, tir_expr_t **shape) {
     tir_dtype_t t = b->shape[d]->dtype;
     mins[d] = tir_int(a, t, 0);
     shape[d] = b->shape[d];
-    if (c->full[d]) continue;
+    if (c->full[d] || (tir_is_warp_buffer(b) && d >= b->ndim - 2)) continue; /* a warp buffer's lanes and registers */
     tir_expr_t *lo = lower_cast_int(a, t, c->hull[d].min), *hi = lower_cast_int(a, t, c->hull[d].max);
     tir_expr_t *ext = tir_simplify(c->cb->an, lower_add(a, lower_sub(a, hi, lo), tir_int(a, t, 1)));
     int64_t e = lower_const_or_neg(ext), full = lower_const_or_neg(b->shape[d]);

@@ -39,6 +39,8 @@ static void assert_same_target(const mlc_target_t *a, const mlc_target_t *b) {
   assert_int_equal(a->max_threads_per_block, b->max_threads_per_block);
   assert_int_equal(a->max_shared_memory_per_block, b->max_shared_memory_per_block);
   assert_int_equal(a->thread_warp_size, b->thread_warp_size);
+  assert_int_equal(a->max_registers_per_thread, b->max_registers_per_thread);
+  assert_int_equal(a->registers_per_block, b->registers_per_block);
   assert_int_equal(a->vector_width, b->vector_width);
   assert_int_equal(a->fast_math, b->fast_math);
 }
@@ -185,6 +187,8 @@ static void test_canonical_strings_round_trip(void **state) {
       "llvm -mtriple=aarch64-linux-gnu",
       "cuda -arch=sm_90 -max_threads_per_block=512 -thread_warp_size=32",
       "rocm -mcpu=gfx90a -max_shared_memory_per_block=32768",
+      "cuda -arch=sm_80 -registers_per_block=32768 -max_registers_per_thread=128",
+      "rocm -mcpu=gfx90a -max_registers_per_thread=256 -registers_per_block 65536",
   };
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) assert_round_trips(targets[i]);
 }
@@ -200,6 +204,8 @@ static void test_cuda_defaults_and_both_option_spellings(void **state) {
   assert_int_equal(t.max_threads_per_block, 1024);
   assert_int_equal(t.max_shared_memory_per_block, 49152);
   assert_int_equal(t.thread_warp_size, 32);
+  assert_int_equal(t.max_registers_per_thread, 255);
+  assert_int_equal(t.registers_per_block, 65536);
   assert_false(mlc_target_has_feature(&t, "avx2"));
   assert_string_equal(canon("cuda -arch=sm_90"), "cuda -arch=sm_90");
   assert_string_equal(canon("cuda -arch sm_80"), "cuda -arch=sm_80");
@@ -215,6 +221,29 @@ static void test_gpu_limits_print_only_when_not_default(void **state) {
       "cuda -arch=sm_80 -max_threads_per_block=256 -max_shared_memory_per_block=65536");
 }
 
+/* The register limits: parsed, printed only when not the kind's default
+ * (so that existing keys stay as they were), and printed after the shared
+ * memory limit whatever order they were given in. */
+static void test_gpu_register_limits_parse_and_print(void **state) {
+  (void)state;
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_90 -max_registers_per_thread=64 -registers_per_block 32768"),
+                   MLC_OK);
+  assert_int_equal(t.max_registers_per_thread, 64);
+  assert_int_equal(t.registers_per_block, 32768);
+  assert_int_equal(t.max_threads_per_block, 1024); /* the others keep their defaults */
+  assert_string_equal(canon("cuda -registers_per_block=32768 -arch=sm_90 -max_registers_per_thread=64"),
+                      "cuda -arch=sm_90 -max_registers_per_thread=64 -registers_per_block=32768");
+  assert_string_equal(canon("cuda -arch=sm_90 -max_registers_per_thread=255 -registers_per_block=65536"),
+                      "cuda -arch=sm_90");
+  assert_string_equal(canon("rocm -mcpu=gfx90a -max_registers_per_thread=512 -registers_per_block=131072"),
+                      "rocm -mcpu=gfx90a");
+  assert_string_equal(canon("rocm -mcpu=gfx90a -registers_per_block=65536 -max_shared_memory_per_block=32768"),
+                      "rocm -mcpu=gfx90a -max_shared_memory_per_block=32768 -registers_per_block=65536");
+  assert_string_equal(canon("cuda -arch=sm_90 -registers_per_block=131072 -max_threads_per_block=512"),
+                      "cuda -arch=sm_90 -max_threads_per_block=512 -registers_per_block=131072");
+}
+
 static void test_rocm_defaults(void **state) {
   (void)state;
   mlc_target_t t;
@@ -224,6 +253,8 @@ static void test_rocm_defaults(void **state) {
   assert_int_equal(t.thread_warp_size, 64);
   assert_int_equal(t.max_threads_per_block, 1024);
   assert_int_equal(t.max_shared_memory_per_block, 65536);
+  assert_int_equal(t.max_registers_per_thread, 512);
+  assert_int_equal(t.registers_per_block, 131072);
   assert_string_equal(canon("rocm -mcpu gfx1100"), "rocm -mcpu=gfx1100");
 }
 
@@ -272,6 +303,15 @@ static void test_missing_and_bad_values_are_errors(void **state) {
                      "bad -mattr in target 'llvm -mcpu=haswell -mattr=avx2': bad feature 'avx2' "
                      "(expected +name or -name)");
   assert_parse_error("llvm -mcpu=has/well", "bad CPU name 'has/well' in target 'llvm -mcpu=has/well'");
+  assert_parse_error("llvm -max_registers_per_thread=255",
+                     "option '-max_registers_per_thread' does not apply to llvm in target "
+                     "'llvm -max_registers_per_thread=255'");
+  assert_parse_error("cuda -arch=sm_90 -max_registers_per_thread=0",
+                     "bad value '0' for option '-max_registers_per_thread' in target "
+                     "'cuda -arch=sm_90 -max_registers_per_thread=0': expected a positive integer");
+  assert_parse_error("rocm -mcpu=gfx90a -registers_per_block=lots",
+                     "bad value 'lots' for option '-registers_per_block' in target "
+                     "'rocm -mcpu=gfx90a -registers_per_block=lots': expected a positive integer");
   assert_parse_error("llvm -fast-math=maybe",
                      "bad value 'maybe' for option '-fast-math' in target 'llvm -fast-math=maybe': "
                      "expected no value, true or false");
@@ -344,6 +384,7 @@ int main(void) {
       T_(test_canonical_strings_round_trip),
       T_(test_cuda_defaults_and_both_option_spellings),
       T_(test_gpu_limits_print_only_when_not_default),
+      T_(test_gpu_register_limits_parse_and_print),
       T_(test_rocm_defaults),
       T_(test_unknown_kind_and_option_are_named),
       T_(test_missing_and_bad_values_are_errors),
