@@ -110,6 +110,7 @@ typedef struct {
   const cg_gpu_target_t *gt;
   int64_t block_const[3];     /* constant block size per dimension (0: symbolic) */
   int64_t shared_bytes;       /* static shared memory so far */
+  int64_t dyn_shared_bytes;   /* dynamic ("shared.dyn") shared memory so far */
   int thread_depth;           /* threadIdx loops around the current statement */
   struct {                    /* WMMA operand fragments: the layout they were loaded with */
     const tir_var_t *data;
@@ -131,6 +132,7 @@ LLVMValueRef cg_gpu_shared_array(cg_t *cg, const char *name, int64_t bytes);
 typedef struct {
   const char *name;
   tir_expr_t *grid[3], *block[3];
+  int64_t dyn_shared_bytes;   /* dynamic shared memory the launch gives it */
   int nparams;
   tir_var_t **params;
 } cg_launch_t;

@@ -20,7 +20,9 @@
  * loops stay serial), "shared" allocations are static arrays in address
  * space 3, "local" ones (and "global" ones inside a thread loop, private to
  * the thread) allocas, both addressed through generic pointers (LLVM's
- * address space inference recovers shared and local accesses), buffers of
+ * address space inference recovers shared and local accesses), "shared.dyn"
+ * ones slices of the dynamic shared memory whose size the launch passes,
+ * "warp" ones each lane's own registers (gpu_warp.c), buffers of
  * MLC_CROSS_THREAD_SCOPE one element per thread (each thread only touches
  * its own slot), the cross-thread reduction attribute gpu_reduce.c's
  * allreduce; barriers are the target's, parallel loops run serially, failed
@@ -361,11 +363,17 @@ static int dev_thread_loop(cg_t *cg, const tir_stmt_t *s) {
   return rc;
 }
 
+/* Static and dynamic shared memory together within the target's limit. */
+static bool shared_fits(cg_t *cg) {
+  kstate_t *k = cg->gpu;
+  int limit = cg->m->target.max_shared_memory_per_block;
+  return limit <= 0 || k->shared_bytes + k->dyn_shared_bytes <= limit;
+}
+
 LLVMValueRef cg_gpu_shared_array(cg_t *cg, const char *name, int64_t bytes) {
   kstate_t *k = cg->gpu;
   k->shared_bytes += bytes;
-  int limit = cg->m->target.max_shared_memory_per_block;
-  if (limit > 0 && k->shared_bytes > limit)
+  if (!shared_fits(cg))
     return fail_null(MLC_EUNSUPPORTED, "shared memory of the kernel exceeds the target's limit per block with %s", name);
   LLVMTypeRef t = LLVMArrayType(cg->t_i8, (unsigned)(bytes > 0 ? bytes : 1));
   LLVMValueRef g = LLVMAddGlobalInAddressSpace(cg->mod, t, name, 3);
@@ -380,6 +388,30 @@ static int shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
   return p ? cg_with_buffer(cg, s, p, 16) : mlc_error_last_code();
 }
 
+/* A "shared.dyn" buffer: 16-byte aligned bytes of the dynamic shared
+ * memory the launch sizes (the module's one zero-length extern array in
+ * address space 3: `.extern .shared .align 16 .b8 __mlc_dyn_shared[]`),
+ * after the kernel's other dynamic buffers. */
+static int dyn_shared_alloc(cg_t *cg, const tir_stmt_t *s, int64_t bytes) {
+  kstate_t *k = cg->gpu;
+  static const char name[] = "__mlc_dyn_shared";
+  LLVMValueRef g = LLVMGetNamedGlobal(cg->mod, name);
+  if (!g) {
+    g = LLVMAddGlobalInAddressSpace(cg->mod, LLVMArrayType(cg->t_i8, 0), name, 3);
+    LLVMSetLinkage(g, LLVMExternalLinkage);
+    LLVMSetAlignment(g, 16);
+  }
+  int64_t offset = (k->dyn_shared_bytes + 15) / 16 * 16;
+  k->dyn_shared_bytes = offset + bytes;
+  if (!shared_fits(cg))
+    return mlc_error_set(MLC_EUNSUPPORTED, "shared memory of the kernel exceeds the target's limit per block with %s "
+                         "(static and dynamic together; -max_shared_memory_per_block raises the limit where the GPU "
+                         "allows more dynamic shared memory)", s->u.allocate.buffer->name);
+  LLVMValueRef idx[2] = {cg_i64(cg, 0), cg_i64(cg, offset)};
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(cg->b, LLVMArrayType(cg->t_i8, 0), g, idx, 2, "");
+  return cg_with_buffer(cg, s, LLVMBuildAddrSpaceCast(cg->b, p, cg->t_ptr, ""), 16);
+}
+
 static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
   kstate_t *k = cg->gpu;
   const tir_buffer_t *b = s->u.allocate.buffer;
@@ -387,6 +419,7 @@ static int dev_allocate(cg_t *cg, const tir_stmt_t *s) {
   if (bytes < 0)
     return mlc_error_set(MLC_EUNSUPPORTED, "buffer %s (scope %s) inside a GPU kernel needs a constant size",
                          b->name, b->scope);
+  if (strcmp(b->scope, "shared.dyn") == 0) return dyn_shared_alloc(cg, s, bytes);
   if (strncmp(b->scope, "shared", 6) == 0) return shared_alloc(cg, s, bytes);
   if (tir_wmma_is_fragment(b)) return k->gt->fragment_alloca(cg, s); /* the scan refused it without */
   if (tir_is_warp_buffer(b)) { /* this lane's registers: 1/32 of it */
@@ -526,6 +559,7 @@ int cg_gpu_kernel(cg_t *host, const tir_stmt_t *root, int kidx, cg_launch_t *out
   dc.parallel_depth = 1;
   dc.noalias = host->noalias;
   rc = dc.arena ? gen_kernel(&dc, host, root, out) : mlc_error_set(MLC_ENOMEM, "codegen: out of memory");
+  out->dyn_shared_bytes = k.dyn_shared_bytes;
   cg_done(&dc);
   return rc;
 }

@@ -151,7 +151,7 @@ static int host_thread_loop(cg_t *cg, const tir_stmt_t *s) {
   LLVMTypeRef pi32 = LLVMPointerType(cg->t_i32, 0);
   LLVMValueRef args[9] = {gpu_kind(cg), cg->gpu_device, cg_gpu_image_ref(cg), cg_gpu_image_size_ref(cg),
                           cg_cstr(cg, L.name), LLVMBuildBitCast(cg->b, grid, pi32, ""),
-                          LLVMBuildBitCast(cg->b, block, pi32, ""), cg_i32(cg, 0), argv};
+                          LLVMBuildBitCast(cg->b, block, pi32, ""), cg_i32(cg, L.dyn_shared_bytes), argv};
   LLVMValueRef r = cg_call(cg, launch_fn(cg), args, 9, "launched");
   cg_check(cg, LLVMBuildICmp(cg->b, LLVMIntEQ, r, cg_i32(cg, 0), ""), NULL, NULL, 0);
   LLVMBuildBr(cg->b, done);

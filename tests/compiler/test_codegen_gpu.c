@@ -131,6 +131,52 @@ static void test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers(void **stat
   tir_func_free(f);
 }
 
+/* The tiled GMM with its shared tiles in "shared.dyn": slices of the
+ * dynamic shared memory (A's 512 bytes at 0, B's 1024 at 512), sized by the
+ * launch (1536 = 0x600 bytes, an immediate in the host code's call of
+ * mlc_rt_gpu_launch), within the target's limit. */
+static void test_dynamic_shared_tiles_are_slices_the_launch_sizes(void **state) {
+  (void)state;
+  char trace[4096], *p;
+  snprintf(trace, sizeof trace, "%s", tiled_gmm);
+  while ((p = strstr(trace, "\"shared\""))) { /* "shared" -> "shared.dyn" */
+    memmove(p + 11, p + 7, strlen(p + 7) + 1);
+    memcpy(p, "\"shared.dyn\"", 12);
+  }
+  tir_func_t *f = NULL;
+  sch_t *sch = tiled(&f, trace);
+  check_lowered(sch_func(sch), 1e-5);
+  assert_true(check_ptx(sch_func(sch)) >= 2);
+  mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
+  char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
+  assert_non_null(ptx);
+  assert_non_null(strstr(ptx, ".extern .shared .align 16 .b8 __mlc_dyn_shared[];"));
+  assert_null(strstr(ptx, ".shared .align 16 .b8 A_shared")); /* no static arrays */
+  mlc_free(ptx);
+  char obj[] = "/tmp/mlc-gpu-test-XXXXXX.o", cmd[1024], out[1 << 16];
+  int fd = mkstemps(obj, 2);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(mlc_module_emit(m, MLC_EMIT_OBJ, obj), MLC_OK);
+  snprintf(cmd, sizeof cmd, "objdump -d -r '%s' 2>&1 | grep -B12 'mlc_rt_gpu_launch' | grep -c '\\$0x600'", obj);
+  if (run_cmd("command -v objdump >/dev/null 2>&1 && echo yes", out, sizeof out) != 0 || !strstr(out, "yes")) {
+    printf("note: objdump not found: the launch's dynamic shared size is not inspected\n");
+  } else {
+    assert_int_equal(run_cmd(cmd, out, sizeof out), 0);
+    assert_true(atoi(out) >= 1);
+  }
+  unlink(obj);
+  mlc_module_free(m);
+  /* over a limit given in the target */
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, "cuda -arch=sm_80 -max_shared_memory_per_block=1024"), MLC_OK);
+  tir_func_t *fs = sch_func(sch);
+  assert_int_equal(mlc_build(&m, &fs, 1, &t, NULL), MLC_EUNSUPPORTED);
+  assert_non_null(strstr(mlc_error_last(), "exceeds the target's limit per block with B_shared_dyn"));
+  sch_free(sch);
+  tir_func_free(f);
+}
+
 /* C = A + B over 64 x 128 of dtype dt (buffers declared `align` bytes),
  * rows on blocks, each thread `lanes` consecutive elements vectorized. */
 static sch_t *vector_add(tir_func_t **f, const char *dt, int align, int lanes) {
@@ -250,6 +296,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_workload_under_two_gpu_schedules_lowers_right_and_assembles),
       cmocka_unit_test(test_tiled_gmm_with_shared_tiles_gets_barriers_and_assembles),
+      cmocka_unit_test(test_dynamic_shared_tiles_are_slices_the_launch_sizes),
       cmocka_unit_test(test_tiled_gmm_for_gfx90a_is_a_code_object_with_barriers),
       cmocka_unit_test(test_aligned_vector_accesses_are_v4_loads_and_stores),
       cmocka_unit_test(test_gpu_host_code_loads_in_the_jit_with_its_image),
