@@ -76,6 +76,19 @@ static MLC_UNUSED sch_t *schedule_py(tir_func_t *f, const char *py) {
   return sch;
 }
 
+/* Builds for target and expects MLC_EUNSUPPORTED with `message` in it. */
+static MLC_UNUSED void expect_refused(tir_func_t *f, const char *target_str, const char *message) {
+  mlc_target_t t;
+  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
+  mlc_module_t *m = NULL;
+  assert_int_equal(mlc_build(&m, &f, 1, &t, NULL), MLC_EUNSUPPORTED);
+  assert_null(m);
+  if (!strstr(mlc_error_last(), message)) {
+    fprintf(stderr, "error: %s\nwanted: %s\n", mlc_error_last(), message);
+    fail();
+  }
+}
+
 /* f built for an AMDGPU target; NULL, with a note printed, where no ld.lld
  * links the code object here (any other failure fails the test). */
 static MLC_UNUSED mlc_module_t *build_rocm_or_skip(tir_func_t *f, const char *target_str) {

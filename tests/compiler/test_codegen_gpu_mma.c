@@ -24,81 +24,14 @@
 #include <cmocka.h>
 
 #include "gpu_test_helpers.h"
-
-/* C[M, N] = A[M, K] B[N, K]^T, float16 -> float32. */
-static const char *gmm_nt_fmt =
-    "@T.prim_func\n"
-    "def main(A: T.Buffer((%d, %d), \"float16\"), B: T.Buffer((%d, %d), \"float16\"), C: T.Buffer((%d, %d), \"float32\")):\n"
-    "    T.func_attr({\"tir.noalias\": T.bool(True)})\n"
-    "    for i, j, k in T.grid(%d, %d, %d):\n"
-    "        with T.block(\"C\"):\n"
-    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-    "            with T.init():\n"
-    "                C[vi, vj] = T.float32(0)\n"
-    "            C[vi, vj] = C[vi, vj] + T.Cast(\"float32\", A[vi, vk]) * T.Cast(\"float32\", B[vj, vk])\n";
-
-/* Blocks of wm x wn warps, tm 16x8 tiles each (along M), k in steps of 16: A and B
- * staged in shared memory by all the block's threads (wm*wn warps of 32
- * lanes), then into warp buffers by ldmatrix, multiplied by mma.sync into
- * a warp accumulator, stored by the lanes. */
-static const char *mma_trace_fmt =
-    "b0 = sch.get_block(name=\"C\", func_name=\"main\")\n"
-    "l1, l2, l3 = sch.get_loops(block=b0)\n"
-    "l4, l5, l6, l6b = sch.split(loop=l1, factors=[None, %d, %d, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "l7, l8, l9 = sch.split(loop=l2, factors=[None, %d, 8], preserve_unit_iters=True, disable_predication=False)\n"
-    "l10, l11 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.reorder(l4, l7, l5, l8, l10, l6, l6b, l9, l11)\n"
-    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n"
-    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l13, thread_axis=\"threadIdx.y\")\n"
-    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"warp\")\n"
-    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n"
-    "b17 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"warp\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b17, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b18 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"warp\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b18, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b15 = sch.cache_read(block=b17, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b17])\n"
-    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b16 = sch.cache_read(block=b18, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b18])\n"
-    "sch.compute_at(block=b16, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b19 = sch.decompose_reduction(block=b0, loop=l10)\n"
-    "sch.transform_layout(block=b17, buffer=(\"write\", 0), index_map=lambda i, j: (i // 16, j // 16, i %% 8 * 4 + j %% 8 // 2, j %% 16 // 8 * 4 + i %% 16 // 8 * 2 + j %% 2))\n"
-    "sch.transform_layout(block=b18, buffer=(\"write\", 0), index_map=lambda n, k: (n // 8, k // 16, n %% 8 * 4 + k %% 8 // 2, k %% 16 // 8 * 2 + k %% 2))\n"
-    "sch.transform_layout(block=b14, buffer=(\"read\", 0), index_map=lambda i, j: (i // 16, j // 8, i %% 8 * 4 + j %% 8 // 2, i %% 16 // 8 * 2 + j %% 2))\n"
-    "%s"
-    "l60, l61, l62, l63, l64 = sch.get_loops(block=b15)\n"
-    "l65 = sch.fuse(l63, l64, preserve_unit_iters=True)\n"
-    "l66, l67, l68 = sch.split(loop=l65, factors=[None, %d, 32], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.bind(loop=l67, thread_axis=\"threadIdx.y\")\n"
-    "sch.bind(loop=l68, thread_axis=\"threadIdx.x\")\n"
-    "l70, l71, l72, l73, l74 = sch.get_loops(block=b16)\n"
-    "l75 = sch.fuse(l73, l74, preserve_unit_iters=True)\n"
-    "l76, l77, l78 = sch.split(loop=l75, factors=[None, %d, 32], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.bind(loop=l77, thread_axis=\"threadIdx.y\")\n"
-    "sch.bind(loop=l78, thread_axis=\"threadIdx.x\")\n";
-
-/* The five tensorize steps (left out: the warp-layout blocks stay plain). */
-static const char *mma_tensorize =
-    "l30, l31, l32, l33, l34 = sch.get_loops(block=b17)\n"
-    "l30b, l30c = sch.split(loop=l33, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.tensorize(block_or_loop=l30c, tensor_intrin=\"mma_ldmatrix_a_16x16_f16\")\n"
-    "l35, l36, l37, l38, l39 = sch.get_loops(block=b18)\n"
-    "sch.tensorize(block_or_loop=l38, tensor_intrin=\"mma_ldmatrix_b_8x16_f16\")\n"
-    "l40, l41, l42, l43, l44, l45, l45b = sch.get_loops(block=b0)\n"
-    "sch.tensorize(block_or_loop=l44, tensor_intrin=\"mma_sync_m16n8k16_f16f16f32\")\n"
-    "l46, l47, l48, l48b, l49 = sch.get_loops(block=b19)\n"
-    "sch.tensorize(block_or_loop=l48b, tensor_intrin=\"mma_fill_16x8_f32\")\n"
-    "l50, l51, l52, l53 = sch.get_loops(block=b14)\n"
-    "l52b, l52c = sch.split(loop=l52, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.tensorize(block_or_loop=l52c, tensor_intrin=\"mma_store_16x8_f32_global\")\n";
+#include "mma_gmm.h"
 
 /* GMM-NT m x n x k on blocks of wm x wn warps of tm tiles; tensorized or not. */
 static sch_t *mma_gmm(tir_func_t **f, int m, int n, int k, int wm, int tm, int wn, bool tensorize) {
   char src[2048], py[8192];
-  snprintf(src, sizeof src, gmm_nt_fmt, m, k, n, k, m, n, m, n, k);
+  snprintf(src, sizeof src, MMA_GMM_NT_FMT, m, k, n, k, m, n, m, n, k);
   assert_int_equal(tir_parse_func(f, src, strlen(src), "gmm_nt.py", NULL), MLC_OK);
-  snprintf(py, sizeof py, mma_trace_fmt, wm, tm, wn, tensorize ? mma_tensorize : "", wm * wn, wm * wn);
+  snprintf(py, sizeof py, MMA_TRACE_FMT, wm, tm, wn, tensorize ? MMA_TENSORIZE : "", wm * wn, wm * wn);
   return schedule_py(*f, py);
 }
 
@@ -141,19 +74,6 @@ static void test_mma_gmm_on_2x2_warps_and_with_two_tiles_per_warp_stays_in_regis
     mlc_free(ptx);
     mlc_module_free(m);
     free_gmm(sch, f);
-  }
-}
-
-/* Builds for target and expects MLC_EUNSUPPORTED with `message` in it. */
-static void expect_refused(tir_func_t *f, const char *target_str, const char *message) {
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
-  mlc_module_t *m = NULL;
-  assert_int_equal(mlc_build(&m, &f, 1, &t, NULL), MLC_EUNSUPPORTED);
-  assert_null(m);
-  if (!strstr(mlc_error_last(), message)) {
-    fprintf(stderr, "error: %s\nwanted: %s\n", mlc_error_last(), message);
-    fail();
   }
 }
 

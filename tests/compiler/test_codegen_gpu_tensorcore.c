@@ -232,19 +232,6 @@ static void test_warps_with_several_tiles_lower_right_and_keep_fragments_in_regi
   tir_func_free(f);
 }
 
-/* Builds for target and expects MLC_EUNSUPPORTED with `message` in it. */
-static void expect_refused(tir_func_t *f, const char *target_str, const char *message) {
-  mlc_target_t t;
-  assert_int_equal(mlc_target_parse(&t, target_str), MLC_OK);
-  mlc_module_t *m = NULL;
-  assert_int_equal(mlc_build(&m, &f, 1, &t, NULL), MLC_EUNSUPPORTED);
-  assert_null(m);
-  if (!strstr(mlc_error_last(), message)) {
-    fprintf(stderr, "error: %s\nwanted: %s\n", mlc_error_last(), message);
-    fail();
-  }
-}
-
 static void test_tensorized_gmm_is_refused_on_rocm_and_with_half_warps(void **state) {
   (void)state;
   tir_func_t *f = NULL;

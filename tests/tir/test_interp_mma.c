@@ -29,6 +29,8 @@
 #include "schedule/schedule.h"
 #include "tir/tir.h"
 
+#include "../compiler/mma_gmm.h"
+
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -77,74 +79,6 @@ static void expect_runtime_error(const tir_func_t *f, tir_arg_t *args, int nargs
 /* GMM-NT, tensorized                                                        */
 /* ------------------------------------------------------------------------ */
 
-static const char *gmm_nt_fmt =
-    "# from tvm.script import tir as T\n\n"
-    "@T.prim_func\n"
-    "def main(A: T.Buffer((%d, %d), \"float16\"), B: T.Buffer((%d, %d), \"float16\"), "
-    "C: T.Buffer((%d, %d), \"float32\")):\n"
-    "    T.func_attr({\"tir.noalias\": T.bool(True)})\n"
-    "    for i, j, k in T.grid(%d, %d, %d):\n"
-    "        with T.block(\"C\"):\n"
-    "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-    "            with T.init():\n"
-    "                C[vi, vj] = T.float32(0)\n"
-    "            C[vi, vj] = C[vi, vj] + T.Cast(\"float32\", A[vi, vk]) * T.Cast(\"float32\", B[vj, vk])\n";
-
-/* Blocks of wm x wn warps, each computing one 16x8 tile of C (i split
- * [None, wm, 16], j [None, wn, 8]) over k in steps of 16; A and B staged in
- * shared memory by all the block's threads (wm * wn warps of 32 lanes),
- * then ldmatrix into warp buffers in the PTX fragment layout, mma.sync,
- * and the accumulator stored to C. */
-static const char *mma_trace_fmt =
-    "b0 = sch.get_block(name=\"C\", func_name=\"main\")\n"
-    "l1, l2, l3 = sch.get_loops(block=b0)\n"
-    "l4, l5, l6 = sch.split(loop=l1, factors=[None, %d, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "l7, l8, l9 = sch.split(loop=l2, factors=[None, %d, 8], preserve_unit_iters=True, disable_predication=False)\n"
-    "l10, l11 = sch.split(loop=l3, factors=[None, 16], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.reorder(l4, l7, l5, l8, l10, l6, l9, l11)\n"
-    "l12 = sch.fuse(l4, l7, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l12, thread_axis=\"blockIdx.x\")\n"
-    "l13 = sch.fuse(l5, l8, preserve_unit_iters=True)\n"
-    "sch.bind(loop=l13, thread_axis=\"threadIdx.y\")\n"
-    "b14 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=\"warp\")\n"
-    "sch.reverse_compute_at(block=b14, loop=l13, preserve_unit_loops=True, index=-1)\n"
-    "b17 = sch.cache_read(block=b0, read_buffer_index=0, storage_scope=\"warp\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b17, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b18 = sch.cache_read(block=b0, read_buffer_index=1, storage_scope=\"warp\", consumer_blocks=[b0])\n"
-    "sch.compute_at(block=b18, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b15 = sch.cache_read(block=b17, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b17])\n"
-    "sch.compute_at(block=b15, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b16 = sch.cache_read(block=b18, read_buffer_index=0, storage_scope=\"shared\", consumer_blocks=[b18])\n"
-    "sch.compute_at(block=b16, loop=l10, preserve_unit_loops=True, index=-1)\n"
-    "b19 = sch.decompose_reduction(block=b0, loop=l10)\n"
-    /* `%%`: the index maps' modulo, escaped for snprintf */
-    "sch.transform_layout(block=b17, buffer=(\"write\", 0), index_map=lambda i, j: (i // 16, j // 16, "
-    "i %% 8 * 4 + j %% 8 // 2, j %% 16 // 8 * 4 + i %% 16 // 8 * 2 + j %% 2))\n"
-    "sch.transform_layout(block=b18, buffer=(\"write\", 0), index_map=lambda n, k: (n // 8, k // 16, "
-    "n %% 8 * 4 + k %% 8 // 2, k %% 16 // 8 * 2 + k %% 2))\n"
-    "sch.transform_layout(block=b14, buffer=(\"read\", 0), index_map=lambda i, j: (i // 16, j // 8, "
-    "i %% 8 * 4 + j %% 8 // 2, i %% 16 // 8 * 2 + j %% 2))\n"
-    "l30, l31, l32, l33, l34 = sch.get_loops(block=b17)\n"
-    "sch.tensorize(block_or_loop=l33, tensor_intrin=\"mma_ldmatrix_a_16x16_f16\")\n"
-    "l35, l36, l37, l38, l39 = sch.get_loops(block=b18)\n"
-    "sch.tensorize(block_or_loop=l38, tensor_intrin=\"mma_ldmatrix_b_8x16_f16\")\n"
-    "l40, l41, l42, l43, l44, l45 = sch.get_loops(block=b0)\n"
-    "sch.tensorize(block_or_loop=l43, tensor_intrin=\"mma_sync_m16n8k16_f16f16f32\")\n"
-    "l46, l47, l48, l49 = sch.get_loops(block=b19)\n"
-    "sch.tensorize(block_or_loop=l48, tensor_intrin=\"mma_fill_16x8_f32\")\n"
-    "l50, l51, l52, l53 = sch.get_loops(block=b14)\n"
-    "sch.tensorize(block_or_loop=l52, tensor_intrin=\"mma_store_16x8_f32_global\")\n"
-    "l60, l61, l62, l63, l64 = sch.get_loops(block=b15)\n"
-    "l65 = sch.fuse(l63, l64, preserve_unit_iters=True)\n"
-    "l66, l67, l68 = sch.split(loop=l65, factors=[None, %d, 32], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.bind(loop=l67, thread_axis=\"threadIdx.y\")\n"
-    "sch.bind(loop=l68, thread_axis=\"threadIdx.x\")\n"
-    "l70, l71, l72, l73, l74 = sch.get_loops(block=b16)\n"
-    "l75 = sch.fuse(l73, l74, preserve_unit_iters=True)\n"
-    "l76, l77, l78 = sch.split(loop=l75, factors=[None, %d, 32], preserve_unit_iters=True, disable_predication=False)\n"
-    "sch.bind(loop=l77, thread_axis=\"threadIdx.y\")\n"
-    "sch.bind(loop=l78, thread_axis=\"threadIdx.x\")\n";
-
 typedef struct {
   int m, n, k;
   int wm, wn; /* warps per block along M and N */
@@ -152,7 +86,7 @@ typedef struct {
 
 static tir_func_t *gmm_nt(const mma_shape_t *s) {
   char src[2048];
-  snprintf(src, sizeof src, gmm_nt_fmt, s->m, s->k, s->n, s->k, s->m, s->n, s->m, s->n, s->k);
+  snprintf(src, sizeof src, MMA_GMM_NT_FMT, s->m, s->k, s->n, s->k, s->m, s->n, s->m, s->n, s->k);
   return parse(src);
 }
 
@@ -161,7 +95,7 @@ static sch_t *gmm_nt_tensorized(const mma_shape_t *s) {
   tir_func_t *f = gmm_nt(s);
   char py[8192];
   int warps = s->wm * s->wn;
-  snprintf(py, sizeof py, mma_trace_fmt, s->wm, s->wn, warps, warps);
+  snprintf(py, sizeof py, MMA_TRACE_FMT, s->wm, 1, s->wn, MMA_TENSORIZE, warps, warps);
   sch_t *sch = NULL;
   assert_int_equal(sch_create(&sch, f, 1, SCH_ERRORS_RICH), MLC_OK);
   tir_func_free(f);
