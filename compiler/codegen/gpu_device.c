@@ -62,10 +62,8 @@ typedef struct {
   tir_expr_t *grid[3], *block[3];
   const tir_stmt_t *grid_loop[3], *block_loop[3];
   int64_t block_const[3];     /* widest constant threadIdx extent */
-  int xdepth;                 /* threadIdx.x loops around the walk */
   int nwmma;                  /* WMMA and mma.sync calls in the kernel */
-  const tir_stmt_t *lane_loop;/* the innermost threadIdx.x loop around the walk */
-  MLC_VEC(const tir_stmt_t *) lane_loops; /* all of them, innermost last */
+  MLC_VEC(const tir_stmt_t *) lane_loops; /* threadIdx.x loops around the walk, innermost last */
   tir_analyzer_t *an;         /* knows the loops around the walk */
   mlc_arena_t *arena;
   cg_warp_table_t warps;      /* warp buffers and their widths */
@@ -106,7 +104,7 @@ static int no_tensor_cores(scan_t *s, const char *what) {
 static bool scan_wmma(tir_visitor_t *v, scan_t *s, tir_expr_t *e) {
   tir_wmma_op_t op = tir_wmma_op(e);
   if (!s->gt->tensor_core) return no_tensor_cores(s, tir_wmma_name(op)), false;
-  if (s->xdepth > 0)
+  if (s->lane_loops.len > 0)
     return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s: %s inside a threadIdx.x loop: a WMMA call is run by "
                                     "a whole warp together; bind threadIdx.x (32 lanes) only in the loops around "
                                     "it that copy data, and warps to threadIdx.y/z", s->f->name, tir_wmma_name(op))),
@@ -124,6 +122,11 @@ static bool scan_wmma(tir_visitor_t *v, scan_t *s, tir_expr_t *e) {
   return false;
 }
 
+/* The innermost threadIdx.x loop around the walk, or NULL. */
+static const tir_stmt_t *lane_loop(const scan_t *s) {
+  return s->lane_loops.len ? s->lane_loops.data[s->lane_loops.len - 1] : NULL;
+}
+
 /* An mma.sync call: run by the 32 lanes of a warp together, each lane in
  * its turn of the threadIdx.x loop of 32 around it. */
 static bool scan_ptx(scan_t *s, const tir_expr_t *e) {
@@ -133,9 +136,10 @@ static bool scan_ptx(scan_t *s, const tir_expr_t *e) {
                                     "code generation has none; use a schedule without tensorize", name, s->gt->name)),
            false;
   int64_t ext = 0;
-  if (!s->lane_loop || !tir_as_int(s->lane_loop->u.loop.extent, &ext) || ext != 32)
+  const tir_stmt_t *lane = lane_loop(s);
+  if (!lane || !tir_as_int(lane->u.loop.extent, &ext) || ext != 32)
     return fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "%s must run in a threadIdx.x loop of the warp's 32 lanes "
-                                    "(it is %s)", name, s->lane_loop ? "in one of another extent" : "outside every one")),
+                                    "(it is %s)", name, lane ? "in one of another extent" : "outside every one")),
            false;
   s->nwmma++;
   return true;
@@ -146,7 +150,7 @@ static void warp_access(scan_t *s, const tir_buffer_t *b, tir_expr_t *const *ind
     fail_at(s, mlc_error_set(MLC_EUNSUPPORTED, "warp buffer %s: accesses must be lowered (flat)", b->name));
     return;
   }
-  int rc = cg_warp_check(&s->warps, b, indices[0], s->lane_loop, s->an, s->arena);
+  int rc = cg_warp_check(&s->warps, b, indices[0], lane_loop(s), s->an, s->arena);
   if (rc != MLC_OK) fail_at(s, rc);
 }
 
@@ -244,11 +248,8 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
     if (kind != TIR_THREAD_VTHREAD) record_extent(s, st, kind, dim);
     if (kind == TIR_THREAD_THREAD && mlc_vec_push(&s->threads, st->u.loop.var) != MLC_OK)
       fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
-    s->xdepth += kind == TIR_THREAD_THREAD && dim == 0;
-    if (kind == TIR_THREAD_THREAD && dim == 0) {
-      if (mlc_vec_push(&s->lane_loops, st) != MLC_OK) fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
-      s->lane_loop = st;
-    }
+    if (kind == TIR_THREAD_THREAD && dim == 0 && mlc_vec_push(&s->lane_loops, st) != MLC_OK)
+      fail_at(s, mlc_error_set(MLC_ENOMEM, "codegen: out of memory"));
     break;
   case TIR_LET: add_unique(s, &s->defined, st->u.let.var); break;
   case TIR_ALLOCATE:
@@ -270,12 +271,7 @@ static bool scan_stmt(tir_visitor_t *v, tir_stmt_t *st) {
 
 static void scan_post(tir_visitor_t *v, tir_stmt_t *st) {
   scan_t *s = v->payload;
-  if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && st->u.loop.thread_tag &&
-      strcmp(st->u.loop.thread_tag, "threadIdx.x") == 0) {
-    s->xdepth--;
-    if (s->lane_loops.len) s->lane_loops.len--;
-    s->lane_loop = s->lane_loops.len ? s->lane_loops.data[s->lane_loops.len - 1] : NULL;
-  }
+  if (lane_loop(s) == st) s->lane_loops.len--;
   if (st->kind == TIR_FOR && st->u.loop.kind == TIR_FOR_THREAD_BINDING && s->threads.len &&
       s->threads.data[s->threads.len - 1] == st->u.loop.var)
     s->threads.len--;
