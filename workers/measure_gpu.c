@@ -10,7 +10,7 @@
  *      scalars stay 0-d host tensors, as the launcher reads them on the host;
  *   2. one warm-up call, then a sync, which is where a kernel's fault shows;
  *   3. repeats timed with the runtime's event timers around `number` calls,
- *      through the CPU path's repeat loop (measure_repeats: `number` grown
+ *      through the CPU path's repeat loop (measure_repeats: calls go on
  *      until one repeat lasts min_repeat_ms); with flush_cache the L2 is
  *      flushed (on the stream, before the start event) ahead of each repeat;
  *   4. the correctness check is measure_check itself, run through a wrapper
@@ -128,11 +128,11 @@ typedef struct {
 } gpu_batch_t;
 
 /* measure_batch_fn on the GPU: seconds for `number` launches between two
- * events (after the L2 flush when asked). */
-static bool timed_batch(void *ctx, mlc_measure_result_t *out, int number, double *secs) {
+ * events (after the L2 flush when asked, at a repeat's start). */
+static bool timed_batch(void *ctx, mlc_measure_result_t *out, int number, bool starts_repeat, double *secs) {
   const gpu_batch_t *b = ctx;
   const gpu_args_t *g = b->g;
-  if (b->flush && mlc_rt_gpu_flush_l2(g->kind, g->device) != 0) return failed(out, "L2 flush");
+  if (b->flush && starts_repeat && mlc_rt_gpu_flush_l2(g->kind, g->device) != 0) return failed(out, "L2 flush");
   mlc_rt_gpu_timer_t *t = NULL;
   if (mlc_rt_gpu_timer_start(g->kind, g->device, &t) != 0) return failed(out, "timer");
   for (int i = 0; i < number; i++) {

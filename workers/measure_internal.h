@@ -141,16 +141,19 @@ bool measure_check(mlc_measure_result_t *out, measure_args_t *a, mlc_packed_fn_t
 bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
                   int nargs, const mlc_measure_options_t *opts);
 
-/* One batch of `number` calls to time (the cache flush, when asked,
- * included before the clock starts): true with *secs the batch's wall
- * time, or false with out filled (kind RUN). */
-typedef bool (*measure_batch_fn)(void *ctx, mlc_measure_result_t *out, int number, double *secs);
+/* One batch of `number` calls to time (the cache flush, when asked and
+ * starts_repeat, before the clock starts): true with *secs the batch's
+ * wall time, or false with out filled (kind RUN). */
+typedef bool (*measure_batch_fn)(void *ctx, mlc_measure_result_t *out, int number, bool starts_repeat,
+                                 double *secs);
 
 /* The repeat loop behind measure_time (and measure_gpu_run's timing):
- * opts->repeat repeats, each a batch of `number` calls, `number` starting at
- * opts->number and growing until one batch lasts opts->min_repeat_ms; fills
- * out->run_secs / nrun_secs and *number_out (the final number, may be NULL).
- * False when a batch failed (out filled by it). */
+ * opts->repeat repeats, each lasting at least opts->min_repeat_ms: batches
+ * of calls back to back, the first of opts->number calls (in later repeats,
+ * of the calls the previous repeat took), the next ones sized to reach the
+ * threshold (measure_timer.c). Fills out->run_secs / nrun_secs (the mean
+ * call of each repeat) and *number_out (the calls of the last repeat; may
+ * be NULL). False when a batch failed (out filled by it). */
 bool measure_repeats(mlc_measure_result_t *out, int *number_out, const mlc_measure_options_t *opts,
                      measure_batch_fn batch, void *ctx);
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,15 +215,73 @@ static void timer_grows_number_until_a_repeat_lasts_min_repeat_ms(void **state) 
   int number = 0;
   calls = 0;
   assert_true(measure_time(&r, &number, busy_kernel, NULL, 0, &o));
-  /* 3 calls take 60 us, 50 ms takes about 2500: number grew by far, and
-   * never past twice that (it at most doubles a count still too short, or
-   * scales to 1.2x the count the measured time asks for). */
+  /* 3 calls take 60 us, 50 ms takes at most 2500: the repeats went on far
+   * past the 3 calls to start from, and the chunks aimed at the threshold
+   * (a call lasts 20 us or more, so more than 5000 would be 100 ms). */
   assert_true(number > 3 * 8);
   assert_true(number <= 5000);
   assert_true(r.run_secs[1] * number >= 0.050);
   assert_int_equal(r.nrun_secs, 2);
   for (int i = 0; i < 2; i++) assert_true(r.run_secs[i] >= 20e-6 && r.run_secs[i] < 1e-3);
-  assert_true(calls >= 2 * number);
+  assert_true(calls > number); /* the first repeat's calls, then the second's */
+}
+
+/* A kernel on a simulated clock: every call lasts `call_secs`; records
+ * each batch's size and whether it started a repeat. */
+typedef struct {
+  double call_secs;
+  int nbatches, sizes[64];
+  bool starts[64];
+  int total;
+} sim_kernel_t;
+
+static bool sim_batch(void *ctx, mlc_measure_result_t *out, int number, bool starts_repeat, double *secs) {
+  (void)out;
+  sim_kernel_t *k = ctx;
+  assert_true(k->nbatches < 64);
+  k->sizes[k->nbatches] = number;
+  k->starts[k->nbatches++] = starts_repeat;
+  k->total += number;
+  *secs = number * k->call_secs;
+  return true;
+}
+
+/* A 10 ms kernel and a 100 ms repeat: 3 calls (30 ms) fall short, so the
+ * repeat goes on with the 8 calls that reach 105% of the threshold, and
+ * counts all 11 (TVM would throw the 3 away and time 12 afresh). The
+ * second repeat starts with those 11 and needs no more. Only a repeat's
+ * first batch may flush the caches. */
+static void timer_continues_a_short_repeat_instead_of_starting_over(void **state) {
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.repeat = 2;
+  o.min_repeat_ms = 100;
+  sim_kernel_t k = {.call_secs = 0.010};
+  mlc_measure_result_t r = {0};
+  int number = 0;
+  assert_true(measure_repeats(&r, &number, &o, sim_batch, &k));
+  assert_int_equal(k.nbatches, 3);
+  assert_int_equal(k.sizes[0], 3);
+  assert_int_equal(k.sizes[1], 8);
+  assert_int_equal(k.sizes[2], 11);
+  assert_true(k.starts[0] && !k.starts[1] && k.starts[2]);
+  assert_int_equal(number, 11);
+  assert_int_equal(r.nrun_secs, 2);
+  for (int i = 0; i < 2; i++) assert_float_equal(r.run_secs[i], 0.010, 1e-12);
+
+  /* A clock that never sees time pass: each chunk doubles the calls so
+   * far, up to the cap on calls, where the repeat ends all the same. */
+  sim_kernel_t still = {.call_secs = 0};
+  o.repeat = 1;
+  o.min_repeat_ms = 1;
+  o.number = 1;
+  assert_true(measure_repeats(&r, &number, &o, sim_batch, &still));
+  assert_int_equal(still.sizes[1], 1);
+  assert_int_equal(still.sizes[2], 2);
+  assert_int_equal(still.sizes[3], 4);
+  assert_int_equal(still.total, INT_MAX / 2);
+  assert_int_equal(number, INT_MAX / 2);
+  assert_int_equal(r.nrun_secs, 1);
 }
 
 static void timer_keeps_number_when_min_repeat_ms_is_zero(void **state) {
@@ -460,6 +519,7 @@ int main(void) {
       cmocka_unit_test(null_trace_measures_the_unscheduled_workload),
       cmocka_unit_test(float16_and_int8_workloads_are_checked_in_their_dtypes),
       cmocka_unit_test(timer_grows_number_until_a_repeat_lasts_min_repeat_ms),
+      cmocka_unit_test(timer_continues_a_short_repeat_instead_of_starting_over),
       cmocka_unit_test(timer_keeps_number_when_min_repeat_ms_is_zero),
       cmocka_unit_test(timer_reports_a_kernel_error_as_run),
       cmocka_unit_test(flush_buffer_is_larger_than_the_last_level_cache),
