@@ -51,6 +51,36 @@ static void test_streaming_equals_one_shot_at_every_split(void **state) {
   }
 }
 
+/* The hasher gathers small pieces in a buffer of its own (512 bytes) and
+ * passes large ones straight on: a 6000-byte stream fed as u64s and
+ * pieces of 1 to 1200 bytes, crossing the buffer's edge every way, still
+ * hashes as the same bytes in one shot; so does a digest taken midway. */
+static void test_streaming_in_mixed_pieces_equals_one_shot(void **state) {
+  (void)state;
+  static unsigned char bytes[6000];
+  for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (unsigned char)(i * 131 + 7);
+  mlc_hasher_t *h = mlc_hasher_new(11);
+  assert_non_null(h);
+  size_t at = 0, piece = 1;
+  while (at < sizeof bytes) {
+    if (piece % 3 == 0 && at + 8 <= sizeof bytes) {
+      uint64_t v = 0;
+      for (int i = 0; i < 8; i++) v |= (uint64_t)bytes[at + i] << (8 * i);
+      mlc_hasher_u64(h, v);
+      at += 8;
+    } else {
+      size_t len = piece * 37 % 1201;
+      if (len > sizeof bytes - at) len = sizeof bytes - at;
+      mlc_hasher_update(h, bytes + at, len);
+      at += len;
+    }
+    if (piece == 20) assert_int_equal(mlc_hasher_digest(h), mlc_hash64(bytes, at, 11));
+    piece++;
+  }
+  assert_int_equal(mlc_hasher_digest(h), mlc_hash64(bytes, sizeof bytes, 11));
+  mlc_hasher_free(h);
+}
+
 static void test_hasher_u64_and_str_have_the_documented_framing(void **state) {
   (void)state;
   /* u64 12345 as 8 little-endian bytes, then "abc" as u64 length 3 + bytes;
@@ -115,6 +145,7 @@ int main(void) {
       cmocka_unit_test(test_xxh64_matches_reference_vectors),
       cmocka_unit_test(test_xxh64_long_input_with_seed_matches_reference),
       cmocka_unit_test(test_streaming_equals_one_shot_at_every_split),
+      cmocka_unit_test(test_streaming_in_mixed_pieces_equals_one_shot),
       cmocka_unit_test(test_hasher_u64_and_str_have_the_documented_framing),
       cmocka_unit_test(test_hasher_str_separates_fields),
       cmocka_unit_test(test_digest_does_not_consume_the_state),
