@@ -543,6 +543,7 @@ static void measure_and_report(field_t *fl, run_t *runs, int nruns, const opts_t
 
 int main(int argc, char **argv) {
   bench_set_program("bench_tune");
+  ms_tune_keep_freed_memory(); /* as mlc-tune does */
   opts_t o;
   parse_args(&o, argc, argv);
   signal(SIGPIPE, SIG_IGN);

@@ -544,6 +544,7 @@ static void print_setup(const opts_t *o, const mlc_target_t *target, const char 
 
 int main(int argc, char **argv) {
   bench_set_program("bench_workloads");
+  ms_tune_keep_freed_memory(); /* as mlc-tune does */
   opts_t o;
   parse_args(&o, argc, argv);
   settle_openmp(argv);

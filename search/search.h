@@ -398,6 +398,17 @@ void ms_tune_result_free(ms_tune_result_t *r);
 int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
             const mlc_target_t *target, db_t *db, ms_runner_t *runner, const ms_tune_options_t *opts);
 
+/* For a program whose main work is ms_tune (mlc-tune, the benchmarks): asks
+ * the C library to keep the memory free() gives back instead of returning
+ * it to the kernel. A round of the search builds and drops thousands of
+ * lowered programs on several threads; with glibc's defaults their arenas go
+ * back to the kernel and fault in again each time (munmap, and TLB
+ * shootdowns across the threads), about a fifth of the search's time on
+ * GMM-1024. The price is a resident size that stays near its peak.
+ * Process-wide (mallopt), so the program decides: call it once, before any
+ * thread starts. Does nothing with a C library other than glibc. */
+void ms_tune_keep_freed_memory(void);
+
 /* The default schedule ms_tune measures first for each task and stores as
  * a record (not a trial), the baseline of its speedup: mlc_default_schedule
  * (what mlc-compile builds without a record), made on a copy of f named

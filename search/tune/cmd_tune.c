@@ -451,6 +451,7 @@ static int run_cli(cli_t *c) {
 
 int mlc_tune_main(int argc, char **argv) {
   mlc_log_set_program(PROG);
+  ms_tune_keep_freed_memory();
   if (argc == 2 && strcmp(argv[1], "--version") == 0) {
     printf(PROG " %s\n", MLC_VERSION);
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_WORK;

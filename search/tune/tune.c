@@ -30,6 +30,9 @@
  * computed again here; lowering is cheap next to a measurement.
  */
 #include <signal.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <unistd.h>
 
@@ -412,6 +415,15 @@ int tune_run(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const 
   tune_tasks_free(&run);
   cm_model_free(model);
   return st;
+}
+
+void ms_tune_keep_freed_memory(void) {
+#ifdef __GLIBC__
+  /* The largest mmap threshold glibc takes on 64-bit (32 MiB): blocks below
+   * it come from the heap; and the heap is trimmed only past 512 MiB free. */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
 }
 
 int ms_tune(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const *names, int n,
