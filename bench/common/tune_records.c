@@ -131,6 +131,37 @@ static int score(double *pairwise, double *recall5, int64_t *ntrained, cm_model_
   return rc;
 }
 
+/* XGBoost on BENCH_QUALITY_SHUFFLES random permutations of the records,
+ * each split 80/20 as the time-ordered one; the means into *out. feats and
+ * secs are only read (the permuted copies borrow the rows). */
+static int score_shuffled(bench_model_quality_t *out, const cm_features_t *feats, const double *secs,
+                          uint64_t seed, uint64_t group) {
+  int n = out->nused;
+  cm_features_t *pf = calloc((size_t)n, sizeof *pf);
+  double *ps = calloc((size_t)n, sizeof *ps);
+  int *perm = calloc((size_t)n, sizeof *perm);
+  int rc = pf && ps && perm ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d records", n);
+  mlc_rng_t rng;
+  mlc_rng_seed(&rng, seed);
+  for (int s = 0; rc == MLC_OK && s < BENCH_QUALITY_SHUFFLES; s++) {
+    for (int i = 0; i < n; i++) perm[i] = i;
+    for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+      int j = (int)mlc_rng_below(&rng, (uint64_t)i + 1), x = perm[i];
+      perm[i] = perm[j], perm[j] = x;
+    }
+    for (int i = 0; i < n; i++) pf[i] = feats[perm[i]], ps[i] = secs[perm[i]];
+    double pairwise = 0, recall5 = 0;
+    int64_t unused;
+    rc = score(&pairwise, &recall5, &unused, CM_MODEL_XGB, seed, pf, ps, out->ntrain, out->ntest, group);
+    out->pairwise_shuffled += pairwise / BENCH_QUALITY_SHUFFLES;
+    out->recall5_shuffled += recall5 / BENCH_QUALITY_SHUFFLES;
+  }
+  free(pf);
+  free(ps);
+  free(perm);
+  return rc;
+}
+
 int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *r, const tir_func_t *workload,
                         const mlc_target_t *target, uint64_t seed) {
   memset(out, 0, sizeof *out);
@@ -156,6 +187,7 @@ int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *
   if (rc == MLC_OK)
     rc = score(&out->pairwise_random, &out->recall5_random, &unused, CM_MODEL_RANDOM, seed, feats, secs,
                out->ntrain, out->ntest, group);
+  if (rc == MLC_OK && out->ntrained > 0) rc = score_shuffled(out, feats, secs, seed, group);
   for (int i = 0; feats && i < out->nused; i++) cm_features_free(&feats[i]);
   free(feats);
   free(secs);

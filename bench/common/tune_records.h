@@ -44,13 +44,21 @@ typedef struct {
   int64_t ntrained;           /* samples the XGBoost model trained on (0: it did not) */
   double pairwise, recall5;   /* XGBoost on the held-out part */
   double pairwise_random, recall5_random; /* the random model, for scale */
+  /* XGBoost on random 80/20 splits instead (the mean over
+   * BENCH_QUALITY_SHUFFLES splits): how well the features and the model
+   * rank the whole space the run visited, rather than the newest, mostly
+   * near-best records; 0 when XGBoost did not train. */
+  double pairwise_shuffled, recall5_shuffled;
 } bench_model_quality_t;
+
+#define BENCH_QUALITY_SHUFFLES 3
 
 /* Replays each record's trace on `workload` (unscheduled, borrowed), lowers
  * it for target and extracts its features; trains a fresh XGBoost model on
  * the first 80% (one group: failures count as slowest), predicts the last
  * 20%, and fills *out with cm_pairwise_accuracy and cm_top_k_recall (k = 5);
- * the same for a random model with the same seed. Errors: the cost model's
+ * the same for a random model with the same seed; then XGBoost again on
+ * BENCH_QUALITY_SHUFFLES random 80/20 splits (seeded by `seed`). Errors: the cost model's
  * (MLC_ENOMEM, XGBoost failures); MLC_EINVAL when fewer than 2 records have
  * features. */
 int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *r, const tir_func_t *workload,
