@@ -1,7 +1,7 @@
 /*
  * runtime.h - what generated code calls at run time: the thread-local last
  * error behind mlc_last_error(), the thread pool that runs parallel loops,
- * and the GPU calls of generated host code (driver loaded with dlopen).
+ * the cache of heap buffers, and the GPU calls of generated host code (driver loaded with dlopen).
  *
  * This folder is compiled position-independent into libmlc_runtime.a, which
  * the compiler links into every shared library it emits and registers with
@@ -38,6 +38,17 @@ int32_t mlc_rt_parallel_for(mlc_rt_task_fn fn, void *closure, int64_t extent, in
  * MLC_NUM_THREADS from the environment). */
 void mlc_rt_set_num_threads(int32_t n);
 int32_t mlc_rt_num_threads(void);
+
+/* The heap buffers of generated code (an Allocate too large for the stack):
+ * `bytes` aligned to `align` (a power of two), uninitialised, NULL when out
+ * of memory. Freed blocks are kept (process-wide, at most 16 blocks and
+ * 1 GiB) and handed out again, so a kernel that allocates per call or per
+ * parallel iteration does not fault its buffer in each time, whatever the
+ * host process's malloc does (runtime/workspace.c). Thread-safe. A block is
+ * returned with mlc_rt_workspace_free only (NULL is fine); the cache is
+ * freed at exit or when a library holding this runtime is unloaded. */
+void *mlc_rt_workspace_alloc(uint64_t bytes, uint64_t align);
+void mlc_rt_workspace_free(void *p);
 
 /* ------------------------------------------------------------------------ */
 /* GPUs (runtime/gpu*.c)                                                     */

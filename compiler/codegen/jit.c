@@ -69,7 +69,8 @@ extern double __powidf2(double x, int n);
 #define MLC_JIT_RUNTIME(X)                                                        \
   X(mlc_rt_parallel_for) X(mlc_rt_error) X(mlc_last_error) X(mlc_rt_num_threads)  \
   X(mlc_rt_gpu_launch) X(mlc_rt_gpu_alloc) X(mlc_rt_gpu_free)                     \
-  X(mlc_rt_set_num_threads) X(__gnu_h2f_ieee) X(__gnu_f2h_ieee)                    \
+  X(mlc_rt_set_num_threads) X(mlc_rt_workspace_alloc) X(mlc_rt_workspace_free)     \
+  X(__gnu_h2f_ieee) X(__gnu_f2h_ieee)                                              \
   MLC_JIT_HALF_LIBGCC(X) X(__powisf2) X(__powidf2)
 #define MLC_JIT_LIBC(X) \
   X(malloc) X(calloc) X(free) X(aligned_alloc) X(memcpy) X(memmove) X(memset)

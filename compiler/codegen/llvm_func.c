@@ -157,7 +157,7 @@ void cg_check(cg_t *cg, LLVMValueRef ok, const char *fmt, LLVMValueRef *args, in
 }
 
 void cg_fail_return(cg_t *cg) {
-  LLVMValueRef free_fn = cg_extern_fn(cg, "free", cg->t_void, &cg->t_ptr, 1, false);
+  LLVMValueRef free_fn = cg_extern_fn(cg, "mlc_rt_workspace_free", cg->t_void, &cg->t_ptr, 1, false);
   for (size_t i = cg->heap.len; i-- > 0;) cg_call(cg, free_fn, &cg->heap.data[i], 1, "");
   LLVMBuildRet(cg->b, cg_i32(cg, -1));
 }

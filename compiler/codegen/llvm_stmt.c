@@ -12,8 +12,8 @@
  *
  * ALLOCATE: constant sizes up to CG_STACK_ALLOC_MAX become an alloca in the
  * function's entry block (once per function, not per iteration), others
- * aligned_alloc/free around the body, with a failed allocation reported
- * through mlc_rt_error. ASSERT reports "<func>: assertion failed: <msg>".
+ * mlc_rt_workspace_alloc/free around the body (the runtime's cache of
+ * heap buffers), with a failed allocation reported through mlc_rt_error. ASSERT reports "<func>: assertion failed: <msg>".
  */
 #include "compiler/codegen/llvm_gen.h"
 
@@ -191,7 +191,7 @@ LLVMValueRef cg_buffer_bytes(cg_t *cg, const tir_buffer_t *b) {
 }
 
 /* size in bytes as i64 at run time, rounded up to CG_ALLOC_ALIGN (and at
- * least that), as aligned_alloc requires a multiple of the alignment. */
+ * least that). */
 static LLVMValueRef runtime_bytes(cg_t *cg, const tir_buffer_t *b) {
   LLVMValueRef n = cg_buffer_bytes(cg, b);
   if (!n) return NULL;
@@ -214,8 +214,8 @@ static int heap_allocate(cg_t *cg, const tir_stmt_t *s) {
   LLVMValueRef bytes = runtime_bytes(cg, b);
   if (!bytes) return mlc_error_last_code();
   LLVMTypeRef params[2] = {cg->t_i64, cg->t_i64};
-  LLVMValueRef alloc_fn = cg_extern_fn(cg, "aligned_alloc", cg->t_ptr, params, 2, false);
-  LLVMValueRef args[2] = {cg_i64(cg, CG_ALLOC_ALIGN), bytes};
+  LLVMValueRef alloc_fn = cg_extern_fn(cg, "mlc_rt_workspace_alloc", cg->t_ptr, params, 2, false);
+  LLVMValueRef args[2] = {bytes, cg_i64(cg, CG_ALLOC_ALIGN)};
   LLVMValueRef p = cg_call(cg, alloc_fn, args, 2, b->name);
   const char *fmt = mlc_arena_printf(cg->arena, "%s: cannot allocate %%lld bytes for buffer %s",
                                      cg_fmt_escape(cg, cg->f->name), cg_fmt_escape(cg, b->name));
@@ -225,7 +225,7 @@ static int heap_allocate(cg_t *cg, const tir_stmt_t *s) {
   int rc = cg_with_buffer(cg, s, p, CG_ALLOC_ALIGN);
   cg->heap.len--;
   if (rc != MLC_OK) return rc;
-  cg_call(cg, cg_extern_fn(cg, "free", cg->t_void, &cg->t_ptr, 1, false), &p, 1, "");
+  cg_call(cg, cg_extern_fn(cg, "mlc_rt_workspace_free", cg->t_void, &cg->t_ptr, 1, false), &p, 1, "");
   return MLC_OK;
 }
 
