@@ -24,8 +24,8 @@ extern "C" {
 #define MLC_MEASURE_MAX_REPEAT 64
 
 typedef struct {
-  int number;            /* runs per repeat to start from (default 3); grows until
-                            one repeat lasts min_repeat_ms */
+  int number;            /* calls a repeat starts with (default 3); more follow
+                            until the repeat lasts min_repeat_ms */
   int repeat;            /* repeats, each giving one run_secs entry (default 1) */
   int min_repeat_ms;     /* default 100 */
   bool flush_cache;      /* flush the caches between repeats (default false): the

@@ -8,7 +8,7 @@
  * measure_job.c    replay -> build -> load -> warm-up -> time -> check, whole
  *                  or in two halves (build to an object file; run one)
  * measure_args.c   argument buffers and the comparison with the interpreter
- * measure_timer.c  `number` growth, repeats, cache flush
+ * measure_timer.c  repeats and their batches of calls, cache flush
  * measure_gpu.c    the same on a GPU: device buffers, event timing, the
  *                  check through copies
  */
@@ -133,10 +133,10 @@ bool measure_check(mlc_measure_result_t *out, measure_args_t *a, mlc_packed_fn_t
 /* Timer (measure_timer.c)                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Times fn: opts->repeat repeats of `number` calls, `number` starting at
- * opts->number and growing until one repeat lasts opts->min_repeat_ms, the
- * caches flushed before each repeat when opts->flush_cache. Fills
- * out->run_secs (seconds per call) and *number_out (the final number).
+/* Times fn: opts->repeat repeats, each of back-to-back calls lasting at
+ * least opts->min_repeat_ms (measure_repeats), the caches flushed before
+ * each repeat when opts->flush_cache. Fills out->run_secs (seconds per
+ * call) and *number_out (the calls of the last repeat).
  * A nonzero return from the kernel fails the measurement (kind RUN). */
 bool measure_time(mlc_measure_result_t *out, int *number_out, mlc_packed_fn_t fn, DLTensor *args,
                   int nargs, const mlc_measure_options_t *opts);
@@ -168,7 +168,7 @@ size_t measure_flush_bytes(void);
 /* Warm-up, timing and the check of a GPU target's host launcher fn on GPU
  * opts->device of `kind` (cuda or rocm): buffers in device memory with the
  * random values of measure_args_init, one warm-up call and a sync, timing
- * with the runtime's event timers (`number` grown as measure_time grows it,
+ * with the runtime's event timers (batches of calls as measure_time makes them,
  * the L2 flushed before each repeat with flush_cache), and measure_check
  * through a wrapper that copies the state to the device, runs fn, syncs and
  * copies every buffer back. Tells rep when it enters TIMING and CHECK.
