@@ -27,6 +27,7 @@
  *   - the FMA peak, the harness's noise meter (bench/common/harness.h:
  *     warm-up, runs grown to --min-ms, --repeat interleaved rounds, the
  *     median, disturbed sections measured again).
+ * After the summary, each workload's best trace in TVM's Python form.
  * Every contender's output is checked against the float64 reference
  * first; one whose error passes BENCH_WL_TOLERANCE is marked WRONG and gets
  * no ratio. The ratio is the tuned kernel's median time over the better
@@ -409,6 +410,21 @@ static double best_peer(const outcome_t *r) {
   return r->blas > 0 ? r->blas : r->dnnl;
 }
 
+/* The best trace of each workload, in the Python form TVM prints, so a
+ * figure can be looked into after the (temporary) database is gone. */
+static void print_best_traces(const tuning_t *t, const bench_wl_problem_t *p, const opts_t *o) {
+  for (int w = 0; w < NWL; w++) {
+    if (!o->only[w] || t[w].best < 0) continue;
+    sch_trace_t *tr = NULL;
+    char *py = sch_trace_from_json_text(&tr, t[w].rec.rec[t[w].best]->trace_json, "trace") == MLC_OK
+                   ? sch_trace_to_python(tr) : NULL;
+    printf("\nBest trace of %s (trial %d of %d):\n%s", p[w].c.name, t[w].best + 1, t[w].rec.n,
+           py ? py : "(does not print)\n");
+    mlc_free(py);
+    sch_trace_free(tr);
+  }
+}
+
 static void print_rows(const field_t *f, const bench_wl_problem_t *p, const outcome_t *r) {
   bool gbs = bench_wl_memory_bound(p);
   double peer = best_peer(r);
@@ -586,6 +602,7 @@ int main(int argc, char **argv) {
     if (t[w].error[0] && o.trials > 0) status = 1;
   }
   print_summary(r, t, p, &o);
+  print_best_traces(t, p, &o);
   printf("\nwall time: %.0f s (tuning %.0f s, timing %.0f s)\n", bench_now() - t0, tuned_at - t0,
          bench_now() - tuned_at);
   bench_print_load_at_end();
