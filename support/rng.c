@@ -80,6 +80,10 @@ double mlc_rng_uniform(mlc_rng_t *rng) {
   return (double)(mlc_rng_next(rng) >> 11) * 0x1.0p-53;
 }
 
+void mlc_rng_uniform_fill(mlc_rng_t *rng, double *out, size_t n) {
+  for (size_t i = 0; i < n; i++) out[i] = (double)(mlc_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
 /* The child is seeded through splitmix64 from this output, so its stream is
  * unrelated to the parent's state. */
 uint64_t mlc_rng_fork_seed(mlc_rng_t *rng) { return mlc_rng_next(rng); }

@@ -70,6 +70,22 @@ static void test_uniform_gives_the_reference_doubles(void **state) {
   for (int i = 0; i < 4; i++) assert_true(mlc_rng_uniform(&rng) == want[i]);
 }
 
+/* The bulk form gives what the calls one at a time give, and leaves the
+ * generator where they would. */
+static void test_uniform_fill_equals_uniform_one_at_a_time(void **state) {
+  (void)state;
+  mlc_rng_t a, b;
+  mlc_rng_seed(&a, 123);
+  mlc_rng_seed(&b, 123);
+  double bulk[1000];
+  mlc_rng_uniform_fill(&a, bulk, 1000);
+  assert_true(bulk[0] == 0x1.92d47d0e8d034p-3);
+  for (int i = 0; i < 1000; i++) assert_true(bulk[i] == mlc_rng_uniform(&b));
+  assert_int_equal(mlc_rng_next(&a), mlc_rng_next(&b));
+  mlc_rng_uniform_fill(&a, bulk, 0); /* nothing drawn */
+  assert_int_equal(mlc_rng_next(&a), mlc_rng_next(&b));
+}
+
 static void test_same_seed_same_sequence_different_seed_different(void **state) {
   (void)state;
   mlc_rng_t a, b, c;
@@ -177,6 +193,7 @@ int main(void) {
       cmocka_unit_test(test_seed_42_gives_the_reference_sequence),
       cmocka_unit_test(test_seed_0_gives_the_reference_sequence),
       cmocka_unit_test(test_below_gives_the_reference_draws),
+      cmocka_unit_test(test_uniform_fill_equals_uniform_one_at_a_time),
       cmocka_unit_test(test_uniform_gives_the_reference_doubles),
       cmocka_unit_test(test_same_seed_same_sequence_different_seed_different),
       cmocka_unit_test(test_below_one_is_zero_and_draws_nothing),

@@ -371,6 +371,18 @@ static void random_values_cover_dtypes_and_stay_below_ten(void **state) {
   for (int i = 0; i < 1000; i++) assert_true(tir_f16_to_f32(h[i]) >= 1 && tir_f16_to_f32(h[i]) < 10);
   measure_fill_random(h, 1000, tir_dt_BFLOAT16(), &rng);
   for (int i = 0; i < 1000; i++) assert_true(tir_bf16_to_f32(h[i]) >= 1 && tir_bf16_to_f32(h[i]) < 10);
+  /* float32 and float64 are drawn in blocks of 256: the values are those
+   * of one draw each, 1 + 9u rounded to the dtype, across block edges. */
+  static float f[700];
+  static double d[700];
+  mlc_rng_t again;
+  mlc_rng_seed(&rng, 5);
+  mlc_rng_seed(&again, 5);
+  measure_fill_random(f, 700, tir_dt_FLOAT32(), &rng);
+  for (int i = 0; i < 700; i++) assert_true(f[i] == (float)(1.0 + 9.0 * mlc_rng_uniform(&again)));
+  measure_fill_random(d, 700, tir_dt_FLOAT64(), &rng);
+  for (int i = 0; i < 700; i++) assert_true(d[i] == 1.0 + 9.0 * mlc_rng_uniform(&again));
+  assert_int_equal(mlc_rng_next(&rng), mlc_rng_next(&again));
 }
 
 static void reference_cost_counts_every_store(void **state) {
