@@ -16,6 +16,7 @@
  * Every failure becomes the result's error kind and message; nothing here
  * returns an error status.
  */
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -123,12 +124,18 @@ static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t 
     goto done;
   }
   enter(job, MEASURE_PHASE_TIMING, out->build_secs);
-  /* A kernel whose warm-up call alone lasts a repeat's minimum needs no
-   * batch to hide the clock: one call per repeat (docs/compiler.md). A slow
-   * candidate (a reduction recomputed under its consumer's loop, seconds a
-   * call) then costs one call per repeat instead of `number`. */
+  /* A slow kernel needs no batch of `number` calls to hide the clock: a
+   * repeat starts with as many calls as the warm-up's time says would last
+   * min_repeat_ms, when that is fewer (one when the warm-up alone lasted
+   * that long; docs/compiler.md). A guess that falls short costs nothing,
+   * since a short repeat goes on (measure_timer.c). A candidate of seconds
+   * a call (a reduction recomputed under its consumer's loop) then costs
+   * one call per repeat, one of 40 ms two or three instead of three. */
   mlc_measure_options_t timing = *opts;
-  if (warm_secs * 1e3 >= timing.min_repeat_ms && timing.number > 1) timing.number = 1;
+  if (warm_secs > 0 && timing.min_repeat_ms > 0) {
+    double calls = ceil(timing.min_repeat_ms * 1e-3 / warm_secs);
+    if (calls < timing.number) timing.number = calls < 1 ? 1 : (int)calls;
+  }
   int number;
   if (!measure_time(out, &number, fn, args.tensors, args.n, &timing)) goto done;
   MLC_DEBUG("measure: %s: %d calls per repeat", workload->name, number);

@@ -459,12 +459,18 @@ static int calls_per_repeat(const tir_func_t *f, int number, int min_repeat_ms) 
 }
 
 /* A kernel whose warm-up call alone lasts min_repeat_ms is timed one call
- * per repeat, whatever `number` says; a fast one keeps `number` (and grows
- * it). The unscheduled GMM-256 takes milliseconds a call, far above 1 ms. */
+ * per repeat, whatever `number` says; one whose warm-up says fewer than
+ * `number` calls reach min_repeat_ms starts with that many; a fast one
+ * keeps `number` (and goes on). The unscheduled GMM-256 takes milliseconds
+ * a call, far above 1 ms. */
 static void a_slow_kernel_is_timed_one_call_per_repeat(void **state) {
-  tir_func_t *slow = gmm(256), *fast = gmm(8);
+  tir_func_t *slow = gmm(256), *fast = gmm(8), *middle = gmm(128);
   assert_int_equal(calls_per_repeat(slow, 5, 1), 1);
   assert_true(calls_per_repeat(fast, 5, 1) >= 5);
+  /* The unscheduled GMM-128 takes a millisecond or more a call: 20 ms
+   * asks for about 20 calls, not the 200 `number` says. */
+  assert_true(calls_per_repeat(middle, 200, 20) < 200);
+  tir_func_free(middle);
   tir_func_free(slow);
   tir_func_free(fast);
 }
