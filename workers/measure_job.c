@@ -130,7 +130,7 @@ static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t 
    * that long; docs/compiler.md). A guess that falls short costs nothing,
    * since a short repeat goes on (measure_timer.c). A candidate of seconds
    * a call (a reduction recomputed under its consumer's loop) then costs
-   * one call per repeat, one of 40 ms two or three instead of three. */
+   * one call per repeat, and one of 60 ms two calls instead of three. */
   mlc_measure_options_t timing = *opts;
   if (warm_secs > 0 && timing.min_repeat_ms > 0) {
     double calls = ceil(timing.min_repeat_ms * 1e-3 / warm_secs);
