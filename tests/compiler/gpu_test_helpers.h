@@ -8,6 +8,8 @@
 #ifndef MLC_TESTS_GPU_TEST_HELPERS_H
 #define MLC_TESTS_GPU_TEST_HELPERS_H
 
+#include <unistd.h>
+
 #include "schedule/schedule.h"
 #include "test_codegen_helpers.h"
 

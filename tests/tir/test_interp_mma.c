@@ -29,6 +29,7 @@
 #include "schedule/schedule.h"
 #include "tir/tir.h"
 
+#include "../compiler/gpu_test_helpers.h"
 #include "../compiler/mma_gmm.h"
 
 /* ------------------------------------------------------------------------ */
@@ -96,16 +97,8 @@ static sch_t *gmm_nt_tensorized(const mma_shape_t *s) {
   char py[8192];
   int warps = s->wm * s->wn;
   snprintf(py, sizeof py, MMA_TRACE_FMT, s->wm, 1, s->wn, MMA_TENSORIZE, warps, warps);
-  sch_t *sch = NULL;
-  assert_int_equal(sch_create(&sch, f, 1, SCH_ERRORS_RICH), MLC_OK);
+  sch_t *sch = schedule_py(f, py);
   tir_func_free(f);
-  sch_trace_t *t = NULL;
-  assert_int_equal(sch_trace_from_python(&t, py, strlen(py), "trace.py"), MLC_OK);
-  if (sch_trace_apply(sch, t, true) != MLC_OK) {
-    fprintf(stderr, "trace: %s\n", sch_error(sch));
-    fail();
-  }
-  sch_trace_free(t);
   return sch;
 }
 
