@@ -58,6 +58,15 @@ static MLC_UNUSED mlc_module_t *build_for(tir_func_t *f, const char *target_str)
   return m;
 }
 
+/* The PTX (or other assembly) of f built for target_str; mlc_free it. */
+static MLC_UNUSED char *asm_for(tir_func_t *f, const char *target_str) {
+  mlc_module_t *m = build_for(f, target_str);
+  char *text = mlc_module_text(m, MLC_EMIT_ASM);
+  assert_non_null(text);
+  mlc_module_free(m);
+  return text;
+}
+
 /* Applies the Python trace py to sch; a refused step prints the
  * schedule's error and fails the test. */
 static MLC_UNUSED void apply_py(sch_t *sch, const char *py) {

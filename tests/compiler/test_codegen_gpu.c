@@ -218,8 +218,7 @@ static void test_aligned_vector_accesses_are_v4_loads_and_stores(void **state) {
     sch_t *sch = vector_add(&f, cases[i].dt, cases[i].align, cases[i].lanes);
     check_lowered(sch_func(sch), 0.0);
     int loads = check_ptx_count(sch_func(sch), cases[i].ld);
-    mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
-    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
+    char *ptx = asm_for(sch_func(sch), "cuda -arch=sm_80");
     int stores = count(ptx, cases[i].st);
     if (cases[i].want ? (loads != 2 || stores != 1) : (loads != 0 || stores != 0))
       fprintf(stderr, "%s align %d: %d %s, %d %s:\n%s\n", cases[i].dt, cases[i].align, loads, cases[i].ld, stores,
@@ -227,7 +226,6 @@ static void test_aligned_vector_accesses_are_v4_loads_and_stores(void **state) {
     assert_int_equal(loads, cases[i].want ? 2 : 0);
     assert_int_equal(stores, cases[i].want ? 1 : 0);
     mlc_free(ptx);
-    mlc_module_free(m);
     sch_free(sch);
     tir_func_free(f);
   }

@@ -46,15 +46,12 @@ static void test_mma_gmm_ptx_has_ldmatrix_and_mma_and_assembles(void **state) {
   sch_t *sch = mma_gmm(&f, 32, 16, 32, 2, 1, 1, true);
   /* k in 2 steps of 16: two mma per warp, unrolled or in a loop */
   assert_true(check_ptx_count(sch_func(sch), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") >= 1);
-  mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
-  char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-  assert_non_null(ptx);
+  char *ptx = asm_for(sch_func(sch), "cuda -arch=sm_80");
   assert_non_null(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
   assert_non_null(strstr(ptx, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
   assert_true(count(ptx, "bar.sync") >= 2);
   assert_null(strstr(ptx, ".local")); /* warp buffers in registers */
   mlc_free(ptx);
-  mlc_module_free(m);
   free_gmm(sch, f);
 }
 
@@ -67,12 +64,9 @@ static void test_mma_gmm_on_2x2_warps_and_with_two_tiles_per_warp_stays_in_regis
     tir_func_t *f = NULL;
     sch_t *sch = mma_gmm(&f, cases[i].m, cases[i].n, cases[i].k, cases[i].wm, cases[i].tm, cases[i].wn, true);
     assert_true(check_ptx_count(sch_func(sch), "mma.sync.aligned.m16n8k16") >= 1);
-    mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_90");
-    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-    assert_non_null(ptx);
+    char *ptx = asm_for(sch_func(sch), "cuda -arch=sm_90");
     assert_null(strstr(ptx, ".local"));
     mlc_free(ptx);
-    mlc_module_free(m);
     free_gmm(sch, f);
   }
 }
@@ -121,12 +115,9 @@ static tir_func_t *warp_roundtrip(const char *idx) {
 static void test_warp_buffer_accesses_must_stay_in_the_lane(void **state) {
   (void)state;
   tir_func_t *f = warp_roundtrip("tx * 4 + 3");
-  mlc_module_t *m = build_for(f, "cuda -arch=sm_80");
-  char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-  assert_non_null(ptx);
+  char *ptx = asm_for(f, "cuda -arch=sm_80");
   assert_null(strstr(ptx, ".local"));
   mlc_free(ptx);
-  mlc_module_free(m);
   tir_func_free(f);
   static const struct { const char *idx, *why; } bad[] = {
       {"tx * 4 + 4", "W[tx * 4 + 4]: its elements are not proven to stay within the lane's registers"},

@@ -197,16 +197,13 @@ static void test_tensorized_gmm_ptx_has_wmma_and_assembles(void **state) {
     tir_func_t *f = NULL;
     sch_t *sch = tc_gmm(&f, &shapes[i], 32);
     assert_true(check_ptx_count(sch_func(sch), "wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32") >= 1);
-    mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
-    char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-    assert_non_null(ptx);
+    char *ptx = asm_for(sch_func(sch), "cuda -arch=sm_80");
     assert_non_null(strstr(ptx, "wmma.load.a.sync.aligned.row.m16n16k16.shared.f16"));
     assert_non_null(strstr(ptx, "wmma.load.b.sync.aligned.row.m16n16k16.shared.f16"));
     assert_non_null(strstr(ptx, "wmma.store.d.sync.aligned.row.m16n16k16"));
     assert_true(count(ptx, "bar.sync") >= 2);
     assert_null(strstr(ptx, ".local")); /* fragments in registers */
     mlc_free(ptx);
-    mlc_module_free(m);
     sch_free(sch);
     tir_func_free(f);
   }
@@ -222,12 +219,9 @@ static void test_warps_with_several_tiles_lower_right_and_keep_fragments_in_regi
   check_tensorized_keeps_meaning(f, sch_func(sch));
   check_lowered(sch_func(sch), 0.0);
   assert_int_equal(check_ptx_count(sch_func(sch), "wmma.mma.sync"), 4); /* the 2x2 tiles, unrolled */
-  mlc_module_t *m = build_for(sch_func(sch), "cuda -arch=sm_80");
-  char *ptx = mlc_module_text(m, MLC_EMIT_ASM);
-  assert_non_null(ptx);
+  char *ptx = asm_for(sch_func(sch), "cuda -arch=sm_80");
   assert_null(strstr(ptx, ".local"));
   mlc_free(ptx);
-  mlc_module_free(m);
   sch_free(sch);
   tir_func_free(f);
 }
