@@ -38,11 +38,17 @@ static const char *extern_name(const tir_expr_t *e) {
   return e->u.call.args[0]->u.str_value;
 }
 
-tir_wmma_op_t tir_wmma_op(const tir_expr_t *e) {
+/* The index in names[n] of e's extern call, or -1. */
+static int extern_index(const tir_expr_t *e, const char *const *names, int n) {
   const char *name = extern_name(e);
-  for (int i = 0; name && i < 4; i++)
-    if (strcmp(name, wmma_names[i]) == 0) return (tir_wmma_op_t)i;
-  return TIR_WMMA_NONE;
+  for (int i = 0; name && i < n; i++)
+    if (strcmp(name, names[i]) == 0) return i;
+  return -1;
+}
+
+tir_wmma_op_t tir_wmma_op(const tir_expr_t *e) {
+  int i = extern_index(e, wmma_names, 4);
+  return i < 0 ? TIR_WMMA_NONE : (tir_wmma_op_t)i;
 }
 
 const char *tir_wmma_name(tir_wmma_op_t op) { return op == TIR_WMMA_NONE ? "(none)" : wmma_names[op]; }
@@ -52,10 +58,8 @@ bool tir_wmma_is_fragment(const tir_buffer_t *b) { return b->scope && strncmp(b-
 static const char *const ptx_names[] = {"ptx_ldmatrix_x4", "ptx_ldmatrix_x2", "ptx_mma_m16n8k16_row_col_f16f16f32"};
 
 tir_ptx_op_t tir_ptx_op(const tir_expr_t *e) {
-  const char *name = extern_name(e);
-  for (int i = 0; name && i < 3; i++)
-    if (strcmp(name, ptx_names[i]) == 0) return (tir_ptx_op_t)i;
-  return TIR_PTX_NONE;
+  int i = extern_index(e, ptx_names, 3);
+  return i < 0 ? TIR_PTX_NONE : (tir_ptx_op_t)i;
 }
 
 const char *tir_ptx_name(tir_ptx_op_t op) { return op == TIR_PTX_NONE ? "(none)" : ptx_names[op]; }
