@@ -134,6 +134,12 @@ static int find_outputs(bool *is_output, const tir_func_t *f) {
 /* Buffers                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* v in [1, 10) as a float32, kept below 10 after rounding. */
+static float f32_below_ten(double v) {
+  float f = (float)v;
+  return f >= 10.0f ? 9.99999905f : f; /* the largest float32 below 10 */
+}
+
 /* Writes v (an integer or a float in [1, 10)) as element i of dtype t,
  * keeping floats below 10 after rounding to t. */
 static void put_value(void *data, size_t i, tir_dtype_t t, double v) {
@@ -150,9 +156,7 @@ static void put_value(void *data, size_t i, tir_dtype_t t, double v) {
   if (t.bits == 64) {
     ((double *)data)[i] = v;
   } else if (t.bits == 32) {
-    float f = (float)v;
-    if (f >= 10.0f) f = 9.99999905f; /* largest float32 below 10 */
-    ((float *)data)[i] = f;
+    ((float *)data)[i] = f32_below_ten(v);
   } else {
     bool bf = t.code == TIR_CODE_BFLOAT;
     uint16_t h = bf ? tir_f32_to_bf16((float)v) : tir_f32_to_f16((float)v);
@@ -174,10 +178,7 @@ void measure_fill_random(void *data, size_t count, tir_dtype_t t, mlc_rng_t *rng
       mlc_rng_uniform_fill(rng, u, k);
       if (t.bits == 32) {
         float *d = (float *)data + i;
-        for (size_t j = 0; j < k; j++) {
-          float f = (float)(1.0 + 9.0 * u[j]);
-          d[j] = f >= 10.0f ? 9.99999905f : f; /* as put_value */
-        }
+        for (size_t j = 0; j < k; j++) d[j] = f32_below_ten(1.0 + 9.0 * u[j]);
       } else {
         for (size_t j = 0; j < k; j++) put_value(data, i + j, t, 1.0 + 9.0 * u[j]);
       }
