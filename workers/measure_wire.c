@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "workers/measure_wire.h"
 
@@ -166,9 +165,7 @@ int mlc_host_device_json(char *buf, size_t len) {
   mlc_target_host(&host);
   char cpu[256];
   mlc_cpu_model(cpu, sizeof cpu);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)(cores > 0 ? cores : 1), "mcpu",
-                        host.mcpu);
+  json_t *o = json_pack("{s:s, s:I, s:s}", "cpu", cpu, "cores", (json_int_t)mlc_cpu_host_cores(), "mcpu", host.mcpu);
   return mlc_device_json_dump(buf, len, o);
 }
 

@@ -5,15 +5,11 @@
 #include "search/search.h"
 
 #include <string.h>
-#include <unistd.h>
 
-/* The cores a parallel loop may use: the target's -num-cores, else the
- * machine's (at least 1). */
-static int target_cores(const mlc_target_t *t) {
-  if (t->num_cores > 0) return t->num_cores;
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
+/* The cores a parallel loop may use: the target's -num-cores, else those
+ * this process may run on (its affinity mask, as the runtime's pool counts
+ * them; at least 1). */
+static int target_cores(const mlc_target_t *t) { return t->num_cores > 0 ? t->num_cores : mlc_cpu_host_cores(); }
 
 void ms_ctx_init(ms_ctx_t *ctx, const tir_func_t *workload, const char *task_name, const mlc_target_t *target,
                  uint64_t seed) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,6 +157,34 @@ static void test_host_detection_names_a_cpu_and_counts_cores(void **state) {
   mlc_target_str(&host, buf, sizeof buf);
   printf("host target: %s\n", buf); /* for the log: what this machine is */
   assert_round_trips(buf);
+}
+
+/* A process confined to some CPUs (taskset, a container's cpuset) counts
+ * those, not the machine's: the host target's -num-cores, and so the
+ * parallel extent the search plans for. */
+static void test_host_cores_follow_the_affinity_mask(void **state) {
+  (void)state;
+  cpu_set_t all, one;
+  assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+  assert_int_equal(mlc_cpu_host_cores(), CPU_COUNT(&all));
+  if (CPU_COUNT(&all) < 2) {
+    printf("skipped the one-CPU half: this process may run on a single CPU already\n");
+    return;
+  }
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  int cores = mlc_cpu_host_cores();
+  mlc_target_t host, parsed;
+  mlc_target_host(&host);
+  int parse_rc = mlc_target_parse(&parsed, "llvm -mcpu=skylake-avx512");
+  assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0); /* restore before asserting */
+  assert_int_equal(cores, 1);
+  assert_int_equal(host.num_cores, 1);
+  assert_int_equal(parse_rc, MLC_OK);
+  assert_int_equal(parsed.num_cores, 1);
 }
 
 static void test_non_x86_triple_without_mcpu_is_generic(void **state) {
@@ -379,6 +408,7 @@ int main(void) {
       T_(test_mattr_adds_and_removes_features),
       T_(test_llvm_without_mcpu_is_the_host),
       T_(test_host_detection_names_a_cpu_and_counts_cores),
+      T_(test_host_cores_follow_the_affinity_mask),
       T_(test_non_x86_triple_without_mcpu_is_generic),
       T_(test_fast_math_flag_is_kept_and_printed_last),
       T_(test_canonical_strings_round_trip),

@@ -157,7 +157,7 @@ static void test_cpu_device_discovery(void **state) {
   assert_string_equal(dev.backend->name, "cpu");
   json_t *props = mlc_json_loads(dev.device_json, "device");
   assert_non_null(props);
-  assert_true(json_integer_value(json_object_get(props, "cores")) >= 1);
+  assert_int_equal(json_integer_value(json_object_get(props, "cores")), mlc_cpu_host_cores());
   assert_string_equal(json_string_value(json_object_get(props, "mcpu")), host.mcpu);
   assert_non_null(json_string_value(json_object_get(props, "cpu")));
   json_decref(props);
