@@ -18,7 +18,14 @@
  *
  * The iterations [0, extent) are split into n contiguous chunks whose sizes
  * differ by at most one, n = min(num_threads, pool size, extent); the caller
- * runs chunk 0 and worker k runs chunk k. One job runs at a time (a second
+ * owns chunk 0 and worker k chunk k. An owner runs its chunk in blocks of an
+ * eighth from the front; a thread done with its own chunk takes the back
+ * half of what another has left, if that is two blocks or more. On a machine
+ * where a core is slowed (another process, a VM's neighbour), the others
+ * take over part of its work instead of waiting for it; when the threads
+ * keep pace nothing moves, so each keeps its chunk (and its data in its
+ * caches) from call to call. MLC_RT_STEAL=0 or mlc_rt_set_work_stealing(0)
+ * runs each chunk whole on its owner. One job runs at a time (a second
  * top-level caller waits for the pool); a parallel_for called from inside a
  * task runs serially in the calling thread. The first nonzero task result is
  * returned and its message copied to the caller's mlc_last_error().
@@ -52,13 +59,14 @@ enum { CACHE_LINE = 64, SPIN_CHECK_EVERY = 16, DEFAULT_SPIN_US = 100, PURE_SPIN_
 typedef struct {
   alignas(CACHE_LINE) atomic_uint gen; /* bumped by the caller to hand over a chunk */
   atomic_uint sleeping;                /* 1 while the worker may be in futex_wait */
-  int64_t begin, end;                  /* the chunk; written before gen is bumped */
+  int slot;                            /* its chunk's index in the job (1...) */
   pthread_t thread;
 } pool_worker_t;
 
 static struct {
   pthread_mutex_t lock;  /* held by the caller for a whole job */
   atomic_int size;       /* threads a job may use, the caller included */
+  atomic_bool steal;     /* threads done early take others' iterations */
   long spin_ns;          /* how long a waiter spins before sleeping */
   int nstarted;          /* worker threads running (under lock) */
   pool_worker_t *workers[MLC_RT_MAX_THREADS - 1];
@@ -66,12 +74,26 @@ static struct {
   /* The job in flight: written under the lock before workers are released. */
   mlc_rt_task_fn fn;
   void *closure;
+  int nparts;      /* chunks (threads taking part) */
+  bool job_steal;  /* stealing in this job (off for chunks over 2^32) */
   alignas(CACHE_LINE) atomic_uint pending; /* workers not yet done */
   atomic_uint caller_sleeping;
   atomic_int status;               /* first nonzero task result */
   atomic_bool stop;                /* workers exit (destructor) */
   char error[MLC_RT_ERROR_MAX];    /* the message that went with status */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A chunk of the job in flight: [base, base + len). With stealing, what is
+ * not yet handed out is [base + front, base + back), both packed in `range`
+ * so that the owner (taking blocks from the front) and a thief (taking from
+ * the back) each claim with one compare-and-swap and never overlap. Written
+ * by the caller before it releases the workers, one job at a time. */
+typedef struct {
+  alignas(CACHE_LINE) _Atomic uint64_t range;
+  int64_t base, len, block;
+} pool_chunk_t;
+
+static pool_chunk_t chunks[MLC_RT_MAX_THREADS];
 
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -188,6 +210,8 @@ static void pool_init(void) {
   if (s && strcmp(s, "0") == 0) spin_us = 0;
   else if (spin_us == 0) spin_us = DEFAULT_SPIN_US;
   pool.spin_ns = spin_us * 1000;
+  const char *steal = getenv("MLC_RT_STEAL");
+  atomic_store(&pool.steal, !(steal && strcmp(steal, "0") == 0));
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
@@ -221,6 +245,11 @@ int32_t mlc_rt_num_threads(void) {
   return atomic_load(&pool.size);
 }
 
+void mlc_rt_set_work_stealing(int32_t on) {
+  pool_ensure_init();
+  atomic_store(&pool.steal, on != 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Jobs                                                                      */
 /* ------------------------------------------------------------------------ */
@@ -241,6 +270,41 @@ static void run_chunk(int64_t begin, int64_t end) {
     mlc_rt_error_copy(pool.error, sizeof pool.error);
 }
 
+static uint64_t pack_range(uint64_t front, uint64_t back) { return front << 32 | back; }
+
+/* Runs chunk k's iterations, then (stealing) others' leftovers until none
+ * is left that is worth taking. */
+static void run_share(int k) {
+  pool_chunk_t *own = &chunks[k];
+  if (!pool.job_steal) {
+    run_chunk(own->base, own->base + own->len);
+    return;
+  }
+  for (;;) {
+    uint64_t v = atomic_load(&own->range);
+    int64_t f = (int64_t)(v >> 32), b = (int64_t)(v & 0xffffffffu);
+    if (f >= b) break;
+    int64_t take = b - f < own->block ? b - f : own->block;
+    if (atomic_compare_exchange_weak(&own->range, &v, pack_range((uint64_t)(f + take), (uint64_t)b)))
+      run_chunk(own->base + f, own->base + f + take);
+  }
+  /* A chunk less than two blocks from done is on time (the caller starts
+   * before the workers it wakes): taking from it would only move its data
+   * between caches on every call. */
+  for (int tries = 1; tries < pool.nparts;) {
+    pool_chunk_t *victim = &chunks[(k + tries) % pool.nparts];
+    uint64_t v = atomic_load(&victim->range);
+    int64_t f = (int64_t)(v >> 32), b = (int64_t)(v & 0xffffffffu);
+    if (b - f < 2 * victim->block) {
+      tries++;
+      continue;
+    }
+    int64_t take = (b - f) / 2;
+    if (atomic_compare_exchange_weak(&victim->range, &v, pack_range((uint64_t)f, (uint64_t)(b - take))))
+      run_chunk(victim->base + b - take, victim->base + b);
+  }
+}
+
 static void *worker_main(void *arg) {
   pool_worker_t *w = arg;
   unsigned seen = 0; /* gen is 0 when the thread starts */
@@ -248,7 +312,7 @@ static void *worker_main(void *arg) {
   for (;;) {
     seen = wait_change(&w->gen, seen, &w->sleeping);
     if (atomic_load(&pool.stop)) break;
-    run_chunk(w->begin, w->end);
+    run_share(w->slot);
     atomic_fetch_sub(&pool.pending, 1);
     wake_if_sleeping(&pool.pending, &pool.caller_sleeping);
   }
@@ -266,6 +330,7 @@ static bool start_worker(int k) {
     if (!w) return false;
     pool.workers[k] = w;
   }
+  w->slot = k + 1;
   atomic_store(&w->gen, 0);
   atomic_store(&w->sleeping, 0);
   sigset_t all, old;
@@ -297,16 +362,23 @@ static int32_t run_job(mlc_rt_task_fn fn, void *closure, int64_t extent, int n) 
   pool.closure = closure;
   atomic_store(&pool.status, 0);
   atomic_store(&pool.pending, (unsigned)(n - 1));
+  pool.nparts = n;
+  pool.job_steal = atomic_load(&pool.steal) && extent / n < INT64_C(0xffffffff);
+  for (int k = 0; k < n; k++) {
+    pool_chunk_t *c = &chunks[k];
+    int64_t end;
+    chunk_of(extent, n, k, &c->base, &end);
+    c->len = end - c->base;
+    c->block = c->len >= 16 ? c->len / 8 : 1;
+    if (pool.job_steal) atomic_store(&c->range, pack_range(0, (uint64_t)c->len));
+  }
   for (int k = 1; k < n; k++) {
     pool_worker_t *w = pool.workers[k - 1];
-    chunk_of(extent, n, k, &w->begin, &w->end);
     atomic_fetch_add(&w->gen, 1);
     wake_if_sleeping(&w->gen, &w->sleeping);
   }
-  int64_t begin, end;
-  chunk_of(extent, n, 0, &begin, &end);
   rt_depth++;
-  run_chunk(begin, end);
+  run_share(0);
   rt_depth--;
   unsigned left;
   while ((left = atomic_load(&pool.pending)) != 0)

@@ -28,12 +28,20 @@ const char *mlc_last_error(void);
  * Nonzero return reports an error (message set with mlc_rt_error). */
 typedef int32_t (*mlc_rt_task_fn)(int64_t begin, int64_t end, void *closure);
 
-/* Runs `fn` over [0, extent) split into contiguous chunks, one per worker
- * (at most num_threads, <= 0 for the pool's size), and waits. The calling
- * thread takes part. Workers are created on first use and kept alive; a
+/* Runs `fn` over [0, extent) and waits: the iterations are split into
+ * contiguous chunks, one per thread taking part (at most num_threads, <= 0
+ * for the pool's size; the calling thread is one of them), and each thread
+ * runs its chunk in a few calls of `fn` on consecutive ranges; a thread done
+ * early runs the far end of a chunk that is well behind (work stealing, see
+ * mlc_rt_set_work_stealing). Every iteration runs exactly once; which thread
+ * runs it is not fixed. Workers are created on first use and kept alive; a
  * nested call runs serially in the caller. Returns the first nonzero task
  * result, or 0. */
 int32_t mlc_rt_parallel_for(mlc_rt_task_fn fn, void *closure, int64_t extent, int32_t num_threads);
+/* on != 0 (the default, unless MLC_RT_STEAL=0 in the environment): threads
+ * done with their chunk take over part of a late one. 0: each chunk runs
+ * whole, in one call of `fn`, on its own thread (the caller's is the first). */
+void mlc_rt_set_work_stealing(int32_t on);
 /* Sets the pool's size (default: the CPUs in the process's affinity mask, or
  * MLC_NUM_THREADS from the environment). */
 void mlc_rt_set_num_threads(int32_t n);

@@ -158,8 +158,12 @@ static void test_parallel_loop_runs_on_more_than_one_thread(void **state) {
                       {.data = C, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape}};
   assert_int_equal(k.fn(args, 2), 0);
   for (int i = 0; i < 64; i++) assert_true(C[i] == (float)i);
-  assert_int_equal(distinct(ids, 64), 2);
-  /* Contiguous chunks: the first half on one thread, the second on another. */
+  assert_int_equal(distinct(ids, 64), 2); /* stealing never empties a thread's chunk */
+  /* Without work stealing, contiguous chunks: the first half on one thread,
+   * the second on another. */
+  mlc_rt_set_work_stealing(0);
+  assert_int_equal(k.fn(args, 2), 0);
+  mlc_rt_set_work_stealing(1);
   assert_true(ids[0] == ids[31] && ids[32] == ids[63] && ids[0] != ids[63]);
   cgt_free(&k);
   /* num_cores=1 runs it on the caller alone. */

@@ -1,6 +1,7 @@
 /*
  * test_runtime.c - the runtime generated code calls: the thread-local last
  * error, and the thread pool (chunking for many extents and thread counts,
+ * work stealing from a late thread and the static split without it,
  * error propagation, nested calls, concurrent callers, reuse across
  * thousands of calls, the pool after fork, sizing, and the cost of an empty
  * parallel_for).
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,7 @@
 
 #include "runtime/runtime.h"
 
-enum { MAX_CHUNKS = 64, MAX_EXTENT = 4096 };
+enum { MAX_CHUNKS = 512, MAX_EXTENT = 4096 };
 
 /* What one parallel_for saw: the chunks (in completion order), the thread of
  * each, and how often each iteration ran. */
@@ -51,8 +53,33 @@ static int cmp_begin(const void *a, const void *b) {
   return (*x > *y) - (*x < *y);
 }
 
-/* Checks one run: every iteration once, `want` contiguous chunks whose sizes
- * differ by at most one, each on a different thread. */
+/* Checks a run with work stealing: every iteration once, at most `want`
+ * threads, and every call inside one of `want` contiguous chunks whose sizes
+ * differ by at most one (the larger first): a thread runs blocks of its own
+ * chunk and the far ends of others'. */
+static void check_record_stealing(record_t *r, int64_t extent, int want) {
+  int calls = atomic_load(&r->nchunks);
+  assert_true(calls >= want && calls <= MAX_CHUNKS);
+  for (int64_t i = 0; i < extent; i++) assert_int_equal(atomic_load(&r->visits[i]), 1);
+  int64_t base = extent / want, rem = extent % want;
+  pthread_t seen[MAX_CHUNKS];
+  int nseen = 0;
+  for (int k = 0; k < calls; k++) {
+    assert_true(r->begin[k] < r->end[k]);
+    int64_t b = r->begin[k];
+    int c = (int)(b < rem * (base + 1) ? b / (base + 1) : rem + (b - rem * (base + 1)) / base);
+    int64_t cend = (c + 1) * base + (c + 1 < rem ? c + 1 : rem);
+    assert_true(r->end[k] <= cend); /* does not cross into the next chunk */
+    int j = 0;
+    while (j < nseen && !pthread_equal(seen[j], r->thread[k])) j++;
+    if (j == nseen) seen[nseen++] = r->thread[k];
+  }
+  assert_true(nseen <= want);
+}
+
+/* Checks a run without stealing: every iteration once, `want` contiguous
+ * chunks whose sizes differ by at most one, each whole on a different
+ * thread. */
 static void check_record(record_t *r, int64_t extent, int want) {
   assert_int_equal(atomic_load(&r->nchunks), want);
   for (int64_t i = 0; i < extent; i++) assert_int_equal(atomic_load(&r->visits[i]), 1);
@@ -89,10 +116,57 @@ static void test_parallel_for_splits_into_contiguous_balanced_chunks(void **stat
       record_t *r = calloc(1, sizeof *r);
       int64_t extent = extents[e];
       assert_int_equal(mlc_rt_parallel_for(record_task, r, extent, threads[t]), 0);
+      check_record_stealing(r, extent, min3(threads[t] <= 0 ? 5 : threads[t], 5, extent));
+      memset(r, 0, sizeof *r);
+      mlc_rt_set_work_stealing(0);
+      assert_int_equal(mlc_rt_parallel_for(record_task, r, extent, threads[t]), 0);
+      mlc_rt_set_work_stealing(1);
       check_record(r, extent, min3(threads[t] <= 0 ? 5 : threads[t], 5, extent));
       free(r);
     }
   }
+  mlc_rt_set_num_threads(0);
+}
+
+/* Iterations of the second half take 2 ms each (a slowed core), those of the
+ * first none. */
+static int32_t slow_second_half(int64_t begin, int64_t end, void *closure) {
+  record_task(begin, end, closure);
+  for (int64_t i = begin; i < end; i++)
+    if (i >= 32) nanosleep(&(struct timespec){0, 2000000}, NULL);
+  return 0;
+}
+
+/* Which thread ran iteration i of the last slow_second_half run: the caller? */
+static bool ran_on_caller(const record_t *r, int64_t i, pthread_t caller) {
+  for (int k = 0; k < atomic_load(&r->nchunks); k++)
+    if (r->begin[k] <= i && i < r->end[k]) return pthread_equal(r->thread[k], caller);
+  fail_msg("iteration %lld was not recorded", (long long)i);
+  return false;
+}
+
+static void test_a_thread_done_early_takes_over_part_of_a_late_chunk(void **state) {
+  (void)state;
+  mlc_rt_set_num_threads(2);
+  record_t *r = calloc(1, sizeof *r);
+  assert_int_equal(mlc_rt_parallel_for(slow_second_half, r, 64, 2), 0);
+  check_record_stealing(r, 64, 2);
+  /* The caller owns [0, 32), which costs nothing: it must have run some of
+   * the worker's [32, 64) instead of waiting for 64 ms, and the worker the
+   * front of its own chunk. */
+  int on_caller = 0;
+  for (int64_t i = 32; i < 64; i++) on_caller += ran_on_caller(r, i, pthread_self());
+  assert_true(on_caller > 0 && on_caller < 32);
+  assert_false(ran_on_caller(r, 32, pthread_self()));
+  for (int64_t i = 0; i < 32; i++) assert_true(ran_on_caller(r, i, pthread_self()));
+  /* Without stealing the worker runs its chunk alone, in one call. */
+  memset(r, 0, sizeof *r);
+  mlc_rt_set_work_stealing(0);
+  assert_int_equal(mlc_rt_parallel_for(slow_second_half, r, 64, 2), 0);
+  mlc_rt_set_work_stealing(1);
+  check_record(r, 64, 2);
+  for (int64_t i = 32; i < 64; i++) assert_false(ran_on_caller(r, i, pthread_self()));
+  free(r);
   mlc_rt_set_num_threads(0);
 }
 
@@ -248,7 +322,11 @@ static int child_uses_pool(void) {
   record_t *r = calloc(1, sizeof *r);
   if (!r) return 2;
   int rc = mlc_rt_parallel_for(record_task, r, 100, 2);
-  int ok = rc == 0 && atomic_load(&r->nchunks) == 2 && !pthread_equal(r->thread[0], r->thread[1]);
+  /* Each thread runs at least the front of its own chunk: stealing takes
+   * from the back and never empties a chunk. */
+  int n = atomic_load(&r->nchunks), other = 0;
+  for (int k = 1; k < n && k < MAX_CHUNKS; k++) other += !pthread_equal(r->thread[0], r->thread[k]);
+  int ok = rc == 0 && other > 0;
   for (int i = 0; i < 100; i++) ok = ok && atomic_load(&r->visits[i]) == 1;
   free(r);
   return ok ? 0 : 1;
@@ -386,6 +464,7 @@ static void test_empty_parallel_for_costs_microseconds(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parallel_for_splits_into_contiguous_balanced_chunks),
+      cmocka_unit_test(test_a_thread_done_early_takes_over_part_of_a_late_chunk),
       cmocka_unit_test(test_empty_or_negative_extent_runs_nothing),
       cmocka_unit_test(test_error_in_any_chunk_reaches_the_caller_with_its_message),
       cmocka_unit_test(test_first_failure_wins_and_keeps_its_message),
