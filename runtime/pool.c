@@ -272,6 +272,11 @@ static void run_chunk(int64_t begin, int64_t end) {
 
 static uint64_t pack_range(uint64_t front, uint64_t back) { return front << 32 | back; }
 
+static void unpack_range(uint64_t v, int64_t *front, int64_t *back) {
+  *front = (int64_t)(v >> 32);
+  *back = (int64_t)(v & 0xffffffffu);
+}
+
 /* Runs chunk k's iterations, then (stealing) others' leftovers until none
  * is left that is worth taking. */
 static void run_share(int k) {
@@ -282,7 +287,8 @@ static void run_share(int k) {
   }
   for (;;) {
     uint64_t v = atomic_load(&own->range);
-    int64_t f = (int64_t)(v >> 32), b = (int64_t)(v & 0xffffffffu);
+    int64_t f, b;
+    unpack_range(v, &f, &b);
     if (f >= b) break;
     int64_t take = b - f < own->block ? b - f : own->block;
     if (atomic_compare_exchange_weak(&own->range, &v, pack_range((uint64_t)(f + take), (uint64_t)b)))
@@ -294,7 +300,8 @@ static void run_share(int k) {
   for (int tries = 1; tries < pool.nparts;) {
     pool_chunk_t *victim = &chunks[(k + tries) % pool.nparts];
     uint64_t v = atomic_load(&victim->range);
-    int64_t f = (int64_t)(v >> 32), b = (int64_t)(v & 0xffffffffu);
+    int64_t f, b;
+    unpack_range(v, &f, &b);
     if (b - f < 2 * victim->block) {
       tries++;
       continue;

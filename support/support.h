@@ -390,6 +390,10 @@ int mlc_target_parse(mlc_target_t *out, const char *str);
 /* Canonical text into buf (always NUL-terminated); returns buf. */
 char *mlc_target_str(const mlc_target_t *t, char *buf, size_t len);
 bool mlc_target_has_feature(const mlc_target_t *t, const char *feature); /* "avx512f" */
+/* The host cores work for target t may use: its -num-cores when set (llvm
+ * targets always have it), else mlc_cpu_host_cores() (GPU targets: the
+ * host's side of the work, building and launching). */
+int mlc_target_cores(const mlc_target_t *t);
 /* The CPU name and -mattr string to give an LLVM of major version
  * llvm_major for an llvm target: the target's own when that LLVM knows its
  * CPU; else the newest older CPU it knows, with every feature the target's

@@ -362,6 +362,8 @@ void mlc_target_llvm_cpu(const mlc_target_t *t, int llvm_major, char *cpu, size_
     snprintf(mattr, mattr_len, "%s", full);
 }
 
+int mlc_target_cores(const mlc_target_t *t) { return t->num_cores > 0 ? t->num_cores : mlc_cpu_host_cores(); }
+
 bool mlc_target_has_feature(const mlc_target_t *t, const char *feature) {
   if (t->kind != MLC_TARGET_LLVM || !feature) return false;
   if (feature[0] == '+') feature++;

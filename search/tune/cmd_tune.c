@@ -382,8 +382,7 @@ static int start_runner(const cli_t *c, const mlc_target_t *target, ms_local_far
     return st;
   }
   if (!c->local_farm) { /* --workers: by default a builder per core of the target */
-    long cores = target->num_cores > 0 ? target->num_cores : mlc_cpu_host_cores(); /* GPU: the host's */
-    long k = c->workers ? c->workers : cores;
+    long k = c->workers ? c->workers : mlc_target_cores(target);
     return ms_runner_local_target(runner, target, k < 1 ? 1 : k > 256 ? 256 : (int)k, &c->measure);
   }
   if (c->local_farm > 1)
