@@ -115,7 +115,8 @@ static int record_features(cm_features_t *out, const db_record_t *rec, const tir
 
 /* Scores of the held-out part by a model of `kind` trained on the rest. */
 static int score(double *pairwise, double *recall5, int64_t *ntrained, cm_model_kind_t kind, uint64_t seed,
-                 const cm_features_t *feats, const double *secs, int ntrain, int ntest, uint64_t group) {
+                 const cm_features_t *feats, const double *secs, int ntrain, int ntest, uint64_t group,
+                 double *scores_out) {
   cm_model_t *m = NULL;
   double *scores = calloc((size_t)ntest, sizeof *scores);
   int rc = scores ? cm_model_create(&m, kind, seed) : mlc_error_set(MLC_ENOMEM, "out of memory");
@@ -125,6 +126,7 @@ static int score(double *pairwise, double *recall5, int64_t *ntrained, cm_model_
     *ntrained = cm_model_ntrained(m);
     *pairwise = cm_pairwise_accuracy(scores, secs + ntrain, ntest);
     *recall5 = cm_top_k_recall(scores, secs + ntrain, ntest, ntest < 5 ? ntest : 5);
+    if (scores_out) memcpy(scores_out, scores, (size_t)ntest * sizeof *scores);
   }
   cm_model_free(m);
   free(scores);
@@ -152,7 +154,7 @@ static int score_shuffled(bench_model_quality_t *out, const cm_features_t *feats
     for (int i = 0; i < n; i++) pf[i] = feats[perm[i]], ps[i] = secs[perm[i]];
     double pairwise = 0, recall5 = 0;
     int64_t unused;
-    rc = score(&pairwise, &recall5, &unused, CM_MODEL_XGB, seed, pf, ps, out->ntrain, out->ntest, group);
+    rc = score(&pairwise, &recall5, &unused, CM_MODEL_XGB, seed, pf, ps, out->ntrain, out->ntest, group, NULL);
     out->pairwise_shuffled += pairwise / BENCH_QUALITY_SHUFFLES;
     out->recall5_shuffled += recall5 / BENCH_QUALITY_SHUFFLES;
   }
@@ -167,29 +169,72 @@ int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *
   memset(out, 0, sizeof *out);
   cm_features_t *feats = calloc((size_t)r->n + 1, sizeof *feats);
   double *secs = calloc((size_t)r->n + 1, sizeof *secs);
-  int rc = feats && secs ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d records", r->n);
+  int *used = calloc((size_t)r->n + 1, sizeof *used); /* record index of each feature row */
+  int rc = feats && secs && used ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d records", r->n);
   for (int i = 0; rc == MLC_OK && i < r->n; i++) {
     if (record_features(&feats[out->nused], r->rec[i], workload, target) != MLC_OK) {
       out->nskipped++;
       continue;
     }
+    used[out->nused] = i;
     secs[out->nused++] = r->median[i]; /* 0 for a failure: the slowest */
   }
   out->ntrain = out->nused * 8 / 10;
   out->ntest = out->nused - out->ntrain;
   if (rc == MLC_OK && (out->ntrain < 1 || out->ntest < 1))
     rc = mlc_error_set(MLC_EINVAL, "%d records with features: too few to hold some out", out->nused);
+  if (rc == MLC_OK) {
+    out->test_rec = calloc((size_t)out->ntest, sizeof *out->test_rec);
+    out->test_scores = calloc((size_t)out->ntest, sizeof *out->test_scores);
+    if (!out->test_rec || !out->test_scores) rc = mlc_error_set(MLC_ENOMEM, "out of memory");
+    else memcpy(out->test_rec, used + out->ntrain, (size_t)out->ntest * sizeof *used);
+  }
   uint64_t group = tir_func_key(workload);
   if (rc == MLC_OK)
     rc = score(&out->pairwise, &out->recall5, &out->ntrained, CM_MODEL_XGB, seed, feats, secs, out->ntrain,
-               out->ntest, group);
+               out->ntest, group, out->test_scores);
   int64_t unused;
   if (rc == MLC_OK)
     rc = score(&out->pairwise_random, &out->recall5_random, &unused, CM_MODEL_RANDOM, seed, feats, secs,
-               out->ntrain, out->ntest, group);
+               out->ntrain, out->ntest, group, NULL);
   if (rc == MLC_OK && out->ntrained > 0) rc = score_shuffled(out, feats, secs, seed, group);
+  if (out->ntrained == 0) free(out->test_scores), out->test_scores = NULL;
   for (int i = 0; feats && i < out->nused; i++) cm_features_free(&feats[i]);
   free(feats);
   free(secs);
+  free(used);
+  return rc;
+}
+
+void bench_model_quality_free(bench_model_quality_t *q) {
+  if (!q) return;
+  free(q->test_rec);
+  free(q->test_scores);
+  q->test_rec = NULL;
+  q->test_scores = NULL;
+}
+
+int bench_retime_records(double *secs, const bench_tune_records_t *r, const int *idx, int n,
+                         const tir_func_t *workload, const mlc_target_t *target, int builders) {
+  ms_job_t *jobs = calloc((size_t)n + 1, sizeof *jobs);
+  sch_trace_t **traces = calloc((size_t)n + 1, sizeof *traces);
+  mlc_measure_result_t *res = calloc((size_t)n + 1, sizeof *res);
+  ms_runner_t *runner = NULL;
+  mlc_measure_options_t mo;
+  mlc_measure_options_default(&mo); /* as ms_tune's runner in bench_tune and mlc-tune */
+  int rc = jobs && traces && res ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d jobs", n);
+  for (int k = 0; rc == MLC_OK && k < n; k++) {
+    rc = sch_trace_from_json_text(&traces[k], r->rec[idx[k]]->trace_json, "record");
+    jobs[k] = (ms_job_t){workload, traces[k], target, false};
+  }
+  if (rc == MLC_OK) rc = ms_runner_local(&runner, builders < 1 ? 1 : builders, &mo);
+  if (rc == MLC_OK && n > 0) rc = runner->run(runner, jobs, n, res);
+  for (int k = 0; rc == MLC_OK && k < n; k++)
+    secs[k] = res[k].error == MLC_ERROR_KIND_NONE ? mlc_measure_median(&res[k]) : 0;
+  ms_runner_free(runner);
+  for (int k = 0; traces && k < n; k++) sch_trace_free(traces[k]);
+  free(traces);
+  free(jobs);
+  free(res);
   return rc;
 }

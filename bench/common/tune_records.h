@@ -49,6 +49,12 @@ typedef struct {
    * rank the whole space the run visited, rather than the newest, mostly
    * near-best records; 0 when XGBoost did not train. */
   double pairwise_shuffled, recall5_shuffled;
+  /* The held-out records (indices into the records' rec[], ntest of them,
+   * oldest first) and XGBoost's scores of them (higher: faster; NULL when
+   * it did not train), for scoring against another measurement of the same
+   * kernels. Owned: bench_model_quality_free. */
+  int *test_rec;
+  double *test_scores;
 } bench_model_quality_t;
 
 #define BENCH_QUALITY_SHUFFLES 3
@@ -63,5 +69,17 @@ typedef struct {
  * features. */
 int bench_model_quality(bench_model_quality_t *out, const bench_tune_records_t *r, const tir_func_t *workload,
                         const mlc_target_t *target, uint64_t seed);
+void bench_model_quality_free(bench_model_quality_t *q); /* a zeroed struct is fine */
+
+/* The records rec[idx[0..n-1]] of r timed again, as the tuner timed them:
+ * each trace replayed on `workload`, built and timed by a local runner with
+ * `builders` builder processes and the default measurement options,
+ * secs[k] its median (0 when it failed). For the measurement's agreement
+ * with itself: how well one timing of these kernels ranks them like
+ * another, the most a cost model scored against one timing can reach.
+ * Errors: the runner's (MLC_EIO when a job could not be attempted),
+ * MLC_EPARSE for a trace that does not parse, MLC_ENOMEM. */
+int bench_retime_records(double *secs, const bench_tune_records_t *r, const int *idx, int n,
+                         const tir_func_t *workload, const mlc_target_t *target, int builders);
 
 #endif /* MLC_BENCH_TUNE_RECORDS_H */
