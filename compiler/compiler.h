@@ -69,6 +69,14 @@ typedef struct {
   void (*dump)(const char *pass, const tir_func_t *f, void *payload);
   void *payload;
   mlc_strbuf_t *notes; /* may be NULL */
+  /* The unroll pass marks the loops it would copy as unrolled loops (kind
+   * unroll, with pragma_unroll_explicit = 1 left on those whose body it
+   * would have copied, so the two kinds of unrolling stay apart) instead of
+   * copying their bodies: the program as MetaSchedule extracts features
+   * from it, several times cheaper to lower and to read than the copies.
+   * For the search's features and program keys; code generation needs the
+   * copies (default false). */
+  bool keep_unrolled_loops;
 } mlc_lower_options_t;
 
 /* Lowers a copy of `scheduled` (the caller keeps it): *out owns its arena. */

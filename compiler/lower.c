@@ -82,7 +82,9 @@ int mlc_lower(tir_func_t **out, const tir_func_t *scheduled, const mlc_target_t 
   if (!f) return mlc_error_set(MLC_ENOMEM, "lower: out of memory copying %s", scheduled->name);
   mlc_strbuf_t *notes = opts ? opts->notes : NULL;
   for (int i = 0; i < MLC_PASS_COUNT; i++) {
-    rc = passes[i].fn(f, target, notes);
+    mlc_pass_fn fn = passes[i].fn;
+    if (i == MLC_PASS_UNROLL && opts && opts->keep_unrolled_loops) fn = mlc_pass_unroll_mark;
+    rc = fn(f, target, notes);
     if (rc != MLC_OK) {
       mlc_error_prefix("lower %s: %s", f->name, passes[i].name);
       tir_func_free(f);

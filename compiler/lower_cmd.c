@@ -147,7 +147,7 @@ static int lower_and_print(const lower_opts_t *o, const tir_func_t *f, const mlc
   int dump_failed = 0;
   mlc_strbuf_t notes;
   mlc_sb_init(&notes);
-  mlc_lower_options_t opts = {o->dump_after, dump_stage, &dump_failed, &notes};
+  mlc_lower_options_t opts = {.dump_after = o->dump_after, .dump = dump_stage, .payload = &dump_failed, .notes = &notes};
   tir_func_t *lowered = NULL;
   int rc = mlc_lower(&lowered, f, target, &opts);
   print_notes(&notes);

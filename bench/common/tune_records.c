@@ -104,7 +104,7 @@ static int record_features(cm_features_t *out, const db_record_t *rec, const tir
                            const mlc_target_t *target) {
   sch_t *sch = NULL;
   tir_func_t *lowered = NULL;
-  mlc_lower_options_t lo = {0};
+  mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* as the search extracts features */
   int rc = bench_schedule_json(&sch, workload, rec->trace_json);
   if (rc == MLC_OK) rc = mlc_lower(&lowered, sch_func(sch), target, &lo);
   if (rc == MLC_OK) rc = cm_extract(out, lowered, target);

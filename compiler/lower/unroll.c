@@ -16,6 +16,11 @@
  * counted after inner unrolling) is at most S. `pragma_unroll_explicit = 0`
  * asks for the loop to be marked unroll (left to LLVM) instead of copied.
  * The pragma annotations are consumed.
+ *
+ * Marking only (mlc_pass_unroll_mark, for the search's features): the same
+ * decisions, but a loop whose body would be copied becomes a loop of kind
+ * unroll carrying pragma_unroll_explicit = 1, so its program differs from
+ * one left to LLVM, and the body stays one copy.
  */
 #include "compiler/lower/unroll.h"
 
@@ -35,6 +40,7 @@ typedef struct {
   bool explicit_unroll;
   int64_t step_count;
   int unroll_depth, normal_loop_depth;
+  bool mark_only;
 } ur_t;
 
 static int64_t sat_mul(int64_t x, int64_t y) {
@@ -77,6 +83,18 @@ static tir_stmt_t *replicate(mlc_arena_t *a, tir_stmt_t *loop, int64_t extent) {
   return tir_seq(a, copies, (int)extent);
 }
 
+/* The loop as kind unroll with pragma_unroll_explicit = 1 (marking only). */
+static tir_stmt_t *mark_explicit(mlc_arena_t *a, tir_stmt_t *r) {
+  tir_annot_t *annots = mlc_arena_alloc(a, sizeof(*annots) * (size_t)(r->u.loop.nannots + 1));
+  for (int i = 0; i < r->u.loop.nannots; i++) annots[i] = r->u.loop.annots[i];
+  annots[r->u.loop.nannots] = (tir_annot_t){.key = explicit_key, .value = tir_i32(a, 1)};
+  r = tir_stmt_copy(a, r);
+  r->u.loop.kind = TIR_FOR_UNROLLED;
+  r->u.loop.annots = annots;
+  r->u.loop.nannots++;
+  return r;
+}
+
 /* TVM's decision for one loop, after its body was visited. */
 static bool decide(ur_t *u, const tir_stmt_t *r, int64_t extent) {
   bool auto_unroll = r->u.loop.kind == TIR_FOR_SERIAL && extent >= 0 && u->normal_loop_depth == 0 &&
@@ -109,7 +127,8 @@ static tir_stmt_t *unroll_loop(tir_mutator_t *m, tir_stmt_t *s) {
   } else {
     u->normal_loop_depth++;
   }
-  if (auto_unroll && explicit_unroll) return replicate(m->arena, r, extent);
+  if (auto_unroll && explicit_unroll && !u->mark_only) return replicate(m->arena, r, extent);
+  if (auto_unroll && explicit_unroll) return mark_explicit(m->arena, r);
   if (auto_unroll == (r->u.loop.kind == TIR_FOR_UNROLLED)) return r;
   r = tir_stmt_copy(m->arena, r);
   r->u.loop.kind = auto_unroll ? TIR_FOR_UNROLLED : TIR_FOR_SERIAL;
@@ -158,8 +177,8 @@ static tir_stmt_t *unroll_stmt(tir_mutator_t *m, tir_stmt_t *s) {
   }
 }
 
-static int run(tir_func_t *f, mlc_strbuf_t *notes) {
-  ur_t u = {notes, 0, true, 0, 0, 0};
+static int run(tir_func_t *f, mlc_strbuf_t *notes, bool mark_only) {
+  ur_t u = {notes, 0, true, 0, 0, 0, mark_only};
   tir_mutator_t m = {.arena = f->arena, .stmt = unroll_stmt, .payload = &u};
   f->body = tir_mutate_stmt(&m, f->body);
   return MLC_OK;
@@ -167,6 +186,12 @@ static int run(tir_func_t *f, mlc_strbuf_t *notes) {
 
 int mlc_pass_unroll(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes) {
   int rc;
-  LOWER_GUARDED(rc, f->arena, run(f, notes));
+  LOWER_GUARDED(rc, f->arena, run(f, notes, false));
+  return rc;
+}
+
+int mlc_pass_unroll_mark(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes) {
+  int rc;
+  LOWER_GUARDED(rc, f->arena, run(f, notes, true));
   return rc;
 }

@@ -8,5 +8,9 @@
 #include "compiler/compiler.h"
 
 int mlc_pass_unroll(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes);
+/* The same decisions, but a loop it would copy is marked unroll instead,
+ * with pragma_unroll_explicit = 1 kept on it (mlc_lower_options_t's
+ * keep_unrolled_loops). */
+int mlc_pass_unroll_mark(tir_func_t *f, const mlc_target_t *target, mlc_strbuf_t *notes);
 
 #endif

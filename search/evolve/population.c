@@ -121,7 +121,8 @@ static void run_job(const ms_search_t *s, ms_make_t *job) {
   if (rc == MLC_OK && !cache_has(&s->cache, c.trace_hash)) {
     tir_func_t *lowered = NULL;
     job->lowered = true;
-    job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, NULL);
+    mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* features as MetaSchedule's, cheaper */
+    job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, &lo);
     if (job->lower_rc == MLC_OK) {
       job->code = tir_func_key(lowered); /* 0: out of memory, the error set */
       job->lower_rc = job->code ? cm_extract(&job->feat, lowered, &s->ctx->target) : MLC_ENOMEM;

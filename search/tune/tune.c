@@ -160,7 +160,8 @@ static int batch_learn(tune_run_t *run, tune_task_t *t, cm_model_t *model, const
     }
     if (!b->cands[i].sch) continue;
     tir_func_t *low = NULL;
-    if (mlc_lower(&low, sch_func(b->cands[i].sch), run->target, NULL) != MLC_OK) continue;
+    mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* as the search lowers for features */
+    if (mlc_lower(&low, sch_func(b->cands[i].sch), run->target, &lo) != MLC_OK) continue;
     if (cm_extract(&feats[m], low, run->target) == MLC_OK) {
       owned[m] = true;
       secs[m++] = b->secs[i];

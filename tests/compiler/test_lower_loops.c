@@ -511,6 +511,47 @@ static void auto_unroll_without_explicit_marks_the_loops(void **state) {
   assert_null(lt_check(UIMPLICIT_SRC, MLC_PASS_UNROLL, UIMPLICIT_UNROLL));
 }
 
+/* Marking only (mlc_lower_options_t's keep_unrolled_loops, the search's
+ * lowering for features): the same decisions as above, but the loops whose
+ * bodies would be copied stay loops of kind unroll carrying
+ * pragma_unroll_explicit = 1, so the program keeps one copy of the body and
+ * still differs from implicit unrolling; without the option the copies are
+ * made as before. */
+static void marking_only_keeps_the_unrolled_loops_apart_from_implicit_ones(void **state) {
+  static const char expected[] =
+      "# from tvm.script import tir as T\n"
+      "\n"
+      "@T.prim_func\n"
+      "def main(A: T.Buffer((2, 4, 4), \"float32\"), B: T.Buffer((2, 4, 4), \"float32\")):\n"
+      "    B_1 = T.Buffer((32,), data=B.data)\n"
+      "    A_1 = T.Buffer((32,), data=A.data)\n"
+      "    for i in range(2):\n"
+      "        for j in T.unroll(4, annotations={\"pragma_unroll_explicit\": 1}):\n"
+      "            for k in T.unroll(4, annotations={\"pragma_unroll_explicit\": 1}):\n"
+      "                B_1[i * 16 + j * 4 + k] = A_1[i * 16 + j * 4 + k] + T.float32(1)\n";
+  mlc_target_t t = lt_target();
+  mlc_lower_options_t mark = {.keep_unrolled_loops = true};
+  tir_func_t *orig = st_parse(UAUTO_SRC), *implicit_src = st_parse(UIMPLICIT_SRC);
+  tir_func_t *marked = NULL, *implicit = NULL, *copied = NULL;
+  assert_int_equal(mlc_lower(&marked, orig, &t, &mark), MLC_OK);
+  st_assert_script(marked, expected);
+  st_assert_same_outputs(orig, marked, 11, 0.0);
+  assert_int_equal(mlc_lower(&implicit, implicit_src, &t, &mark), MLC_OK);
+  st_assert_script(implicit, UIMPLICIT_UNROLL); /* marked unroll already: the same either way */
+  assert_true(tir_func_key(marked) != tir_func_key(implicit));
+  assert_int_equal(mlc_lower(&copied, orig, &t, NULL), MLC_OK);
+  char *text = tir_print_func(copied);
+  assert_null(strstr(text, "T.unroll"));
+  assert_non_null(strstr(text, "B_1[i * 16 + 15] = A_1[i * 16 + 15] + T.float32(1)"));
+  mlc_free(text);
+  tir_func_free(copied);
+  tir_func_free(implicit);
+  tir_func_free(marked);
+  tir_func_free(implicit_src);
+  tir_func_free(orig);
+  (void)state;
+}
+
 static void block_pragma_applies_to_the_loops_inside(void **state) {
   assert_null(lt_check(UROOT_SRC, MLC_PASS_UNROLL, UROOT_UNROLL));
 }
@@ -558,6 +599,7 @@ int main(void) {
       cmocka_unit_test(loop_longer_than_64_stays_serial_with_a_note),
       cmocka_unit_test(auto_unroll_takes_the_nests_within_max_step),
       cmocka_unit_test(auto_unroll_without_explicit_marks_the_loops),
+      cmocka_unit_test(marking_only_keeps_the_unrolled_loops_apart_from_implicit_ones),
       cmocka_unit_test(block_pragma_applies_to_the_loops_inside),
       cmocka_unit_test(meta_schedule_unroll_decision_on_a_block_unrolls_below_it),
       cmocka_unit_test(index_arithmetic_gets_its_canonical_form),

@@ -90,7 +90,7 @@ static void dump_after_one_pass_shows_that_stage(void **state) {
   mlc_strbuf_t notes;
   mlc_sb_init(&notes);
   mlc_target_t t = lt_target();
-  mlc_lower_options_t opts = {"vectorize", record_dump, &d, &notes};
+  mlc_lower_options_t opts = {.dump_after = "vectorize", .dump = record_dump, .payload = &d, .notes = &notes};
   assert_int_equal(mlc_lower(&out, f, &t, &opts), MLC_OK);
   assert_int_equal(d.n, 1);
   assert_string_equal(d.names[0], "vectorize");
@@ -109,7 +109,7 @@ static void dump_after_one_pass_shows_that_stage(void **state) {
 static void dump_after_all_shows_every_stage_in_order(void **state) {
   tir_func_t *f = mm_with_symbolic_tail(), *out = NULL;
   dumps_t d = {0};
-  mlc_lower_options_t opts = {"all", record_dump, &d, NULL};
+  mlc_lower_options_t opts = {.dump_after = "all", .dump = record_dump, .payload = &d};
   assert_int_equal(mlc_lower(&out, f, NULL, &opts), MLC_OK); /* NULL target: the host */
   assert_int_equal(d.n, MLC_PASS_COUNT);
   for (int i = 0; i < MLC_PASS_COUNT; i++) assert_string_equal(d.names[i], mlc_pass_name((mlc_pass_id_t)i));
@@ -124,7 +124,7 @@ static void dump_after_all_shows_every_stage_in_order(void **state) {
 static void unknown_dump_after_is_refused(void **state) {
   tir_func_t *f = mm_with_symbolic_tail(), *out = NULL;
   dumps_t d = {0};
-  mlc_lower_options_t opts = {"flatten", record_dump, &d, NULL};
+  mlc_lower_options_t opts = {.dump_after = "flatten", .dump = record_dump, .payload = &d};
   assert_int_equal(mlc_lower(&out, f, NULL, &opts), MLC_EINVAL);
   assert_null(out);
   assert_int_equal(d.n, 0);
@@ -436,7 +436,7 @@ static void out_of_memory_anywhere_is_an_error_without_leaks(void **state) {
     tir_func_t *out = NULL;
     mlc_strbuf_t notes;
     mlc_sb_init(&notes);
-    mlc_lower_options_t opts = {NULL, NULL, NULL, &notes};
+    mlc_lower_options_t opts = {.notes = &notes};
     mlc_alloc_fail_after(n);
     int rc = mlc_lower(&out, sch_func(sch), &t, &opts);
     mlc_alloc_fail_after(-1);
