@@ -162,6 +162,42 @@ static void test_unrolled_copies_fold(void **state) {
   cm_features_free(&f);
 }
 
+/* The search lowers with unrolled loops kept as loops
+ * (keep_unrolled_loops): the loop of kind unroll around one copy reads as
+ * the four copies above do, but for the integer arithmetic of its index
+ * expressions (u * 4, k * 16 + u * 4, ...), which the copies fold into
+ * constants; MetaSchedule, reading the loop, counts it too. */
+static void test_kept_unrolled_loop_reads_as_its_copies(void **state) {
+  (void)state;
+  cm_features_t copies = extract_src(
+      "@T.prim_func\n"
+      "def copies(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+      "    for k in range(16):\n"
+      "        C[T.Ramp(0, 1, 4)] = C[T.Ramp(0, 1, 4)] + T.Broadcast(A[k], 4) * B[T.Ramp(k * 16, 1, 4)]\n"
+      "        C[T.Ramp(4, 1, 4)] = C[T.Ramp(4, 1, 4)] + T.Broadcast(A[k + 16], 4) * B[T.Ramp(k * 16 + 4, 1, 4)]\n"
+      "        C[T.Ramp(8, 1, 4)] = C[T.Ramp(8, 1, 4)] + T.Broadcast(A[k + 32], 4) * B[T.Ramp(k * 16 + 8, 1, 4)]\n"
+      "        C[T.Ramp(12, 1, 4)] = C[T.Ramp(12, 1, 4)] + T.Broadcast(A[k + 48], 4) * B[T.Ramp(k * 16 + 12, 1, 4)]\n");
+  cm_features_t kept = extract_src(
+      "@T.prim_func\n"
+      "def kept(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+      "    for k in range(16):\n"
+      "        for u in T.unroll(4, annotations={\"pragma_unroll_explicit\": 1}):\n"
+      "            C[T.Ramp(u * 4, 1, 4)] = C[T.Ramp(u * 4, 1, 4)] + T.Broadcast(A[k + u * 16], 4) * B[T.Ramp(k * 16 + u * 4, 1, 4)]\n");
+  assert_int_equal(kept.nrows, 1);
+  int differ = 0, int_mad = index_of("int_mad"), int_mul = index_of("int_mul");
+  for (int i = 0; i < CM_FEATURE_DIM; i++)
+    if (i != int_mad && i != int_mul && fabsf(kept.data[i] - copies.data[i]) > 1e-4f) {
+      fprintf(stderr, "%s: kept loop %g, copies %g\n", cm_feature_name(i), kept.data[i], copies.data[i]);
+      differ++;
+    }
+  assert_int_equal(differ, 0);
+  assert_feature(&kept, 0, "int_mad", 128); /* k * 16 + u * 4 and k + u * 16, 64 times */
+  assert_feature(&copies, 0, "int_mad", 0);
+  assert_true(kept.data[int_mul] > copies.data[int_mul]);
+  cm_features_free(&kept);
+  cm_features_free(&copies);
+}
+
 /* The init store under `if k == 0` runs once per (i, j), not per k; an
  * allocation's size and how often it is made. */
 static void test_init_guard_and_allocation(void **state) {
@@ -331,6 +367,7 @@ int main(void) {
       cmocka_unit_test(test_reduction_reuse_and_footprint),
       cmocka_unit_test(test_strided_access_lines),
       cmocka_unit_test(test_unrolled_copies_fold),
+      cmocka_unit_test(test_kept_unrolled_loop_reads_as_its_copies),
       cmocka_unit_test(test_init_guard_and_allocation),
       cmocka_unit_test(test_no_store_is_one_zero_row),
       cmocka_unit_test(test_feature_names),
