@@ -135,18 +135,20 @@ static void test_strided_access_lines(void **state) {
   cm_features_free(&f);
 }
 
+static const char COPIES_SRC[] =
+    "@T.prim_func\n"
+    "def copies(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
+    "    for k in range(16):\n"
+    "        C[T.Ramp(0, 1, 4)] = C[T.Ramp(0, 1, 4)] + T.Broadcast(A[k], 4) * B[T.Ramp(k * 16, 1, 4)]\n"
+    "        C[T.Ramp(4, 1, 4)] = C[T.Ramp(4, 1, 4)] + T.Broadcast(A[k + 16], 4) * B[T.Ramp(k * 16 + 4, 1, 4)]\n"
+    "        C[T.Ramp(8, 1, 4)] = C[T.Ramp(8, 1, 4)] + T.Broadcast(A[k + 32], 4) * B[T.Ramp(k * 16 + 8, 1, 4)]\n"
+    "        C[T.Ramp(12, 1, 4)] = C[T.Ramp(12, 1, 4)] + T.Broadcast(A[k + 48], 4) * B[T.Ramp(k * 16 + 12, 1, 4)]\n";
+
 /* Four copies of an unrolled body are one row under a virtual unrolled
  * loop of extent 4. */
 static void test_unrolled_copies_fold(void **state) {
   (void)state;
-  cm_features_t f = extract_src(
-      "@T.prim_func\n"
-      "def copies(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
-      "    for k in range(16):\n"
-      "        C[T.Ramp(0, 1, 4)] = C[T.Ramp(0, 1, 4)] + T.Broadcast(A[k], 4) * B[T.Ramp(k * 16, 1, 4)]\n"
-      "        C[T.Ramp(4, 1, 4)] = C[T.Ramp(4, 1, 4)] + T.Broadcast(A[k + 16], 4) * B[T.Ramp(k * 16 + 4, 1, 4)]\n"
-      "        C[T.Ramp(8, 1, 4)] = C[T.Ramp(8, 1, 4)] + T.Broadcast(A[k + 32], 4) * B[T.Ramp(k * 16 + 8, 1, 4)]\n"
-      "        C[T.Ramp(12, 1, 4)] = C[T.Ramp(12, 1, 4)] + T.Broadcast(A[k + 48], 4) * B[T.Ramp(k * 16 + 12, 1, 4)]\n");
+  cm_features_t f = extract_src(COPIES_SRC);
   assert_int_equal(f.nrows, 1);
   assert_feature(&f, 0, "float_mad", 256);
   assert_feature(&f, 0, "unroll_num", 1);
@@ -169,14 +171,7 @@ static void test_unrolled_copies_fold(void **state) {
  * constants; MetaSchedule, reading the loop, counts it too. */
 static void test_kept_unrolled_loop_reads_as_its_copies(void **state) {
   (void)state;
-  cm_features_t copies = extract_src(
-      "@T.prim_func\n"
-      "def copies(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
-      "    for k in range(16):\n"
-      "        C[T.Ramp(0, 1, 4)] = C[T.Ramp(0, 1, 4)] + T.Broadcast(A[k], 4) * B[T.Ramp(k * 16, 1, 4)]\n"
-      "        C[T.Ramp(4, 1, 4)] = C[T.Ramp(4, 1, 4)] + T.Broadcast(A[k + 16], 4) * B[T.Ramp(k * 16 + 4, 1, 4)]\n"
-      "        C[T.Ramp(8, 1, 4)] = C[T.Ramp(8, 1, 4)] + T.Broadcast(A[k + 32], 4) * B[T.Ramp(k * 16 + 8, 1, 4)]\n"
-      "        C[T.Ramp(12, 1, 4)] = C[T.Ramp(12, 1, 4)] + T.Broadcast(A[k + 48], 4) * B[T.Ramp(k * 16 + 12, 1, 4)]\n");
+  cm_features_t copies = extract_src(COPIES_SRC);
   cm_features_t kept = extract_src(
       "@T.prim_func\n"
       "def kept(A: T.Buffer((64,), \"float32\"), B: T.Buffer((256,), \"float32\"), C: T.Buffer((16,), \"float32\")):\n"
