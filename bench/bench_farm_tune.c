@@ -297,7 +297,7 @@ static bool compare_transport(const opts_t *o, const tir_func_t *f, const mlc_ta
   int n = 0;
   bool ok = cands && jobs && res && tl && tf;
   if (ok) make_batch(cands, o->batch, &n, f, t);
-  for (int i = 0; i < n; i++) jobs[i] = (ms_job_t){f, cands[i].trace, t, false};
+  for (int i = 0; i < n; i++) jobs[i] = (ms_job_t){.workload = f, .trace = cands[i].trace, .target = t};
   for (int r = 0; ok && n > 0 && r < o->rounds; r++) {
     bool farm_first = r % 2 == 1;
     double ba, bb;

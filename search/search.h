@@ -302,6 +302,9 @@ typedef struct {
                                    correctness check (the untuned default, which
                                    can take seconds a call); else the runner's
                                    measurement options as they are */
+  double slow_secs;             /* > 0: the options' slow_secs for this job (a
+                                   warm-up longer than this is the measurement);
+                                   ms_tune sets it from the task's best time */
 } ms_job_t;
 
 /* The runner's options adjusted for a baseline job (number, repeat 1;

@@ -52,6 +52,7 @@ void mlc_measure_options_default(mlc_measure_options_t *opts) {
   opts->flush_cache = false;
   opts->build_timeout_s = 30;
   opts->run_timeout_s = 30;
+  opts->slow_secs = 0;
   opts->check_correctness = false;
   opts->rtol = 1e-4;
   opts->seed = 1;
@@ -85,6 +86,8 @@ static int validate_options(const mlc_measure_options_t *o) {
   if (!(o->build_timeout_s > 0) || !(o->run_timeout_s > 0))
     return mlc_error_set(MLC_EINVAL, "measure: timeouts must be positive (build %g s, run %g s)",
                          o->build_timeout_s, o->run_timeout_s);
+  if (!(o->slow_secs >= 0) || !isfinite(o->slow_secs))
+    return mlc_error_set(MLC_EINVAL, "measure: slow_secs is %g, must be >= 0 (0: off)", o->slow_secs);
   if (!(o->rtol >= 0)) return mlc_error_set(MLC_EINVAL, "measure: rtol is %g, must be >= 0", o->rtol);
   if (o->device < 0) return mlc_error_set(MLC_EINVAL, "measure: device is %d, must be >= 0", o->device);
   return MLC_OK;

@@ -32,6 +32,12 @@ typedef struct {
                             CPU's caches, or on a GPU its L2 (mlc_rt_gpu_flush_l2) */
   double build_timeout_s;/* default 30; counted from the start of the job */
   double run_timeout_s;  /* default 30; counted from the end of the build */
+  double slow_secs;      /* > 0: a warm-up call longer than this is the
+                            measurement (run_secs = its time alone) and no
+                            repeat follows: a candidate far slower than the
+                            best known costs one call, not two or more
+                            (default 0: off). Host CPU only; the tuner sets
+                            it per task (ms_job_t.slow_secs). */
   bool check_correctness;/* compare outputs with tir_interp_run (default false) */
   double rtol;           /* tolerance of that check for floats (default 1e-4;
                             1e-2 for float16/bfloat16) */

@@ -101,6 +101,27 @@ static void job_enter(measure_phase_t phase, double build_secs, void *payload) {
   enter(payload, phase, build_secs);
 }
 
+/* The timed repeats after a warm-up of warm_secs; false when the kernel
+ * failed (out says how). A slow kernel needs no batch of `number` calls to
+ * hide the clock: a repeat starts with as many calls as the warm-up's time
+ * says would last min_repeat_ms, when that is fewer (one when the warm-up
+ * alone lasted that long; docs/compiler.md). A guess that falls short costs
+ * nothing, since a short repeat goes on (measure_timer.c). A candidate of
+ * seconds a call (a reduction recomputed under its consumer's loop) then
+ * costs one call per repeat, and one of 60 ms two calls instead of three. */
+static bool time_repeats(mlc_measure_result_t *out, mlc_packed_fn_t fn, measure_args_t *args,
+                         const mlc_measure_options_t *opts, double warm_secs, const char *name) {
+  mlc_measure_options_t timing = *opts;
+  if (warm_secs > 0 && timing.min_repeat_ms > 0) {
+    double calls = ceil(timing.min_repeat_ms * 1e-3 / warm_secs);
+    if (calls < timing.number) timing.number = calls < 1 ? 1 : (int)calls;
+  }
+  int number;
+  if (!measure_time(out, &number, fn, args->tensors, args->n, &timing)) return false;
+  MLC_DEBUG("measure: %s: %d calls per repeat", name, number);
+  return true;
+}
+
 /* Warm-up, timing and the check, on a built kernel (a GPU target's host
  * launcher goes to measure_gpu_run). */
 static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t *workload,
@@ -124,21 +145,15 @@ static void run(mlc_measure_result_t *out, mlc_packed_fn_t fn, const tir_func_t 
     goto done;
   }
   enter(job, MEASURE_PHASE_TIMING, out->build_secs);
-  /* A slow kernel needs no batch of `number` calls to hide the clock: a
-   * repeat starts with as many calls as the warm-up's time says would last
-   * min_repeat_ms, when that is fewer (one when the warm-up alone lasted
-   * that long; docs/compiler.md). A guess that falls short costs nothing,
-   * since a short repeat goes on (measure_timer.c). A candidate of seconds
-   * a call (a reduction recomputed under its consumer's loop) then costs
-   * one call per repeat, and one of 60 ms two calls instead of three. */
-  mlc_measure_options_t timing = *opts;
-  if (warm_secs > 0 && timing.min_repeat_ms > 0) {
-    double calls = ceil(timing.min_repeat_ms * 1e-3 / warm_secs);
-    if (calls < timing.number) timing.number = calls < 1 ? 1 : (int)calls;
+  if (opts->slow_secs > 0 && warm_secs > opts->slow_secs) {
+    /* Far slower than the best known: its one call is the measurement. */
+    out->run_secs[0] = warm_secs;
+    out->nrun_secs = 1;
+    MLC_DEBUG("measure: %s: the warm-up took %.3g s (more than %.3g s): timed by it alone", workload->name,
+              warm_secs, opts->slow_secs);
+  } else if (!time_repeats(out, fn, &args, opts, warm_secs, workload->name)) {
+    goto done;
   }
-  int number;
-  if (!measure_time(out, &number, fn, args.tensors, args.n, &timing)) goto done;
-  MLC_DEBUG("measure: %s: %d calls per repeat", workload->name, number);
   if (opts->check_correctness) {
     enter(job, MEASURE_PHASE_CHECK, out->build_secs);
     measure_check(out, &args, fn, ref, opts->rtol); /* clears run_secs on a failure */

@@ -34,6 +34,7 @@ static const field_t fields[] = {
     {"flush_cache",       OFF(flush_cache),       FIELD_BOOL, 0, 0,                      false},
     {"build_timeout_s",   OFF(build_timeout_s),   FIELD_REAL, 0, 1e7,                    true},
     {"run_timeout_s",     OFF(run_timeout_s),     FIELD_REAL, 0, 1e7,                    true},
+    {"slow_secs",         OFF(slow_secs),         FIELD_REAL, 0, 1e7,                    false},
     {"check_correctness", OFF(check_correctness), FIELD_BOOL, 0, 0,                      false},
     {"rtol",              OFF(rtol),              FIELD_REAL, 0, 1e300,                  false},
     {"seed",              OFF(seed),              FIELD_SEED, 0, 0,                      false},

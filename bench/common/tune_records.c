@@ -225,7 +225,7 @@ int bench_retime_records(double *secs, const bench_tune_records_t *r, const int 
   int rc = jobs && traces && res ? MLC_OK : mlc_error_set(MLC_ENOMEM, "out of memory for %d jobs", n);
   for (int k = 0; rc == MLC_OK && k < n; k++) {
     rc = sch_trace_from_json_text(&traces[k], r->rec[idx[k]]->trace_json, "record");
-    jobs[k] = (ms_job_t){workload, traces[k], target, false};
+    jobs[k] = (ms_job_t){.workload = workload, .trace = traces[k], .target = target};
   }
   if (rc == MLC_OK) rc = ms_runner_local(&runner, builders < 1 ? 1 : builders, &mo);
   if (rc == MLC_OK && n > 0) rc = runner->run(runner, jobs, n, res);

@@ -123,7 +123,7 @@ static int wire_job(farm_runner_t *r, const ms_job_t *job, rpc_job_t *w, const r
   mlc_target_str(job->target, target, sizeof target);
   w->target = mlc_strdup(target);
   if (!w->trace_json || !w->target) return mlc_error_set(MLC_ENOMEM, "farm runner: out of memory");
-  if (job->baseline) {
+  if (job->baseline || job->slow_secs > 0) {
     mlc_measure_options_t o = ms_job_options(job, &r->opts);
     st = mlc_measure_options_to_json(&w->options, &o);
     if (st != MLC_OK) return st;

@@ -62,6 +62,7 @@ typedef struct {
 
 mlc_measure_options_t ms_job_options(const ms_job_t *job, const mlc_measure_options_t *runner_opts) {
   mlc_measure_options_t o = *runner_opts;
+  if (job->slow_secs > 0) o.slow_secs = job->slow_secs;
   if (job->baseline) {
     o.number = 1;
     o.repeat = 1;

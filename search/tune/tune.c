@@ -84,6 +84,13 @@ static void batch_free(batch_t *b) {
   memset(b, 0, sizeof *b);
 }
 
+double tune_slow_secs(double best_secs, double default_secs) {
+  double known = best_secs > 0 && !(default_secs > 0 && default_secs < best_secs) ? best_secs : default_secs;
+  if (!(known > 0)) return 0;
+  double slow = known * TUNE_SLOW_FACTOR;
+  return slow > TUNE_SLOW_FLOOR_SECS ? slow : TUNE_SLOW_FLOOR_SECS;
+}
+
 static int batch_measure(tune_run_t *run, tune_task_t *t, batch_t *b) {
   b->results = mlc_calloc((size_t)b->n, sizeof *b->results);
   b->secs = mlc_calloc((size_t)b->n, sizeof *b->secs);
@@ -92,7 +99,9 @@ static int batch_measure(tune_run_t *run, tune_task_t *t, batch_t *b) {
     mlc_free(jobs);
     return mlc_error_set(MLC_ENOMEM, "out of memory");
   }
-  for (int i = 0; i < b->n; i++) jobs[i] = (ms_job_t){t->func, b->cands[i].trace, run->target, false};
+  double slow = tune_slow_secs(t->best_secs, t->default_secs);
+  for (int i = 0; i < b->n; i++)
+    jobs[i] = (ms_job_t){.workload = t->func, .trace = b->cands[i].trace, .target = run->target, .slow_secs = slow};
   double t0 = tune_now();
   int st = run->runner->run(run->runner, jobs, b->n, b->results);
   run->measure_secs += tune_now() - t0;

@@ -116,6 +116,17 @@ int tune_run(ms_tune_result_t *out, tir_func_t *const *funcs, const char *const 
 
 /* Seconds on CLOCK_MONOTONIC. */
 double tune_now(void);
+
+/* The slow_secs of a task's jobs: a candidate whose warm-up call lasts
+ * longer than TUNE_SLOW_FACTOR times the fastest time known for the task
+ * (its best_secs, or its default schedule's default_secs before a candidate
+ * was measured; at least TUNE_SLOW_FLOOR_SECS) is timed by that call alone;
+ * 0 (off) while neither is known. Softmax's space is half candidates that recompute a
+ * reduction per element, hundreds of times slower than its best: each cost
+ * a warm-up and a timed call. */
+#define TUNE_SLOW_FACTOR 50
+#define TUNE_SLOW_FLOOR_SECS 0.1
+double tune_slow_secs(double best_secs, double default_secs);
 /* The message of a job a transport gave up on because of Ctrl-C before it
  * was measured (the farm runner: nothing of the round had come back). */
 #define TUNE_NOT_MEASURED_MSG "not measured: the tuner was interrupted"

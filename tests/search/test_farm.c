@@ -563,7 +563,7 @@ static void test_local_farm_measures_and_cleans_up(void **state) {
   sch_trace_t *tiled = NULL, *empty = NULL;
   OK(sch_trace_from_python(&tiled, py, strlen(py), "t.py"));
   OK(sch_trace_from_python(&empty, "", 0, "e.py"));
-  ms_job_t jobs[3] = {{f, empty, &fx->target, true}, {f, tiled, &fx->target, false}, {f, tiled, &fx->target, false}};
+  ms_job_t jobs[3] = {{f, empty, &fx->target, true, 0}, {f, tiled, &fx->target, false, 0}, {f, tiled, &fx->target, false, 0}};
   mlc_measure_result_t res[3];
   OK(runner->run(runner, jobs, 3, res));
   for (int i = 0; i < 3; i++) {

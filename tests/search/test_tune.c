@@ -334,7 +334,7 @@ static void test_runner_local_measures_in_worker_processes_and_describes_the_hos
   sch_trace_t *bad = NULL;
   OK(sch_trace_from_python(&bad, bad_src, strlen(bad_src), "bad.py"));
   ms_job_t jobs[4];
-  for (int i = 0; i < 4; i++) jobs[i] = (ms_job_t){f, i == 1 ? bad : sch_get_trace(sch), &fx->target, false};
+  for (int i = 0; i < 4; i++) jobs[i] = (ms_job_t){.workload = f, .trace = i == 1 ? bad : sch_get_trace(sch), .target = &fx->target};
   char tmp[96];
   snprintf(tmp, sizeof tmp, "%s/tmp", fx->dir);
   assert_int_equal(mkdir(tmp, 0700), 0);
@@ -364,7 +364,8 @@ static void test_runner_local_measures_in_worker_processes_and_describes_the_hos
 }
 
 /* A baseline job (the untuned default) is timed with one call and no check;
- * every other option, the deadlines above all, stays the runner's. */
+ * every other option, the deadlines above all, stays the runner's. A job's
+ * slow_secs (ms_tune's, from the task's best time) replaces the runner's. */
 static void test_baseline_jobs_time_one_call_and_keep_the_deadlines(void **state) {
   (void)state;
   mlc_measure_options_t o;
@@ -375,7 +376,7 @@ static void test_baseline_jobs_time_one_call_and_keep_the_deadlines(void **state
   o.check_correctness = true;
   o.build_timeout_s = 120;
   o.run_timeout_s = 90;
-  ms_job_t plain = {NULL, NULL, NULL, false}, base = {NULL, NULL, NULL, true};
+  ms_job_t plain = {.baseline = false}, base = {.baseline = true}, slow = {.slow_secs = 0.25};
   mlc_measure_options_t p = ms_job_options(&plain, &o), b = ms_job_options(&base, &o);
   assert_true(p.number == 5 && p.repeat == 3 && p.min_repeat_ms == 250 && p.check_correctness);
   assert_true(p.build_timeout_s == 120 && p.run_timeout_s == 90 && p.seed == o.seed);
@@ -384,6 +385,17 @@ static void test_baseline_jobs_time_one_call_and_keep_the_deadlines(void **state
   assert_int_equal(b.min_repeat_ms, 0);
   assert_false(b.check_correctness);
   assert_true(b.build_timeout_s == 120 && b.run_timeout_s == 90);
+  assert_true(p.slow_secs == 0); /* the runner's, off by default */
+  mlc_measure_options_t s = ms_job_options(&slow, &o);
+  assert_true(s.slow_secs == 0.25 && s.number == 5 && s.repeat == 3 && s.check_correctness);
+  /* ms_tune's: 50 times the fastest known (the best, or the default schedule
+   * before anything was measured), at least 0.1 s, off while none is known. */
+  assert_true(tune_slow_secs(0, 0) == 0);
+  assert_true(tune_slow_secs(0.0001, 0) == TUNE_SLOW_FLOOR_SECS);
+  assert_true(fabs(tune_slow_secs(0.004, 0) - 0.004 * TUNE_SLOW_FACTOR) < 1e-12);
+  assert_true(fabs(tune_slow_secs(0, 0.006) - 0.006 * TUNE_SLOW_FACTOR) < 1e-12);
+  assert_true(fabs(tune_slow_secs(0.004, 0.006) - 0.004 * TUNE_SLOW_FACTOR) < 1e-12);
+  assert_true(fabs(tune_slow_secs(0.008, 0.006) - 0.006 * TUNE_SLOW_FACTOR) < 1e-12);
 }
 
 static void test_func_flop_counts_data_arithmetic(void **state) {

@@ -132,6 +132,35 @@ static void gmm128_hand_trace_is_timed_and_correct_in_a_child(void **state) {
   tir_func_free(f);
 }
 
+/* slow_secs: a warm-up longer than it is the measurement, one entry and no
+ * repeat (the check still runs); a warm-up within it times the repeats as
+ * usual. */
+static void a_warm_up_longer_than_slow_secs_is_the_measurement(void **state) {
+  tir_func_t *f = gmm(128);
+  sch_trace_t *t = python_trace(GMM_TRACE);
+  mlc_target_t target = host();
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.repeat = 3;
+  o.min_repeat_ms = 50;
+  o.check_correctness = true;
+  o.slow_secs = 1e-9; /* every call is longer */
+  mlc_measure_result_t r;
+  OK(mlc_measure(&r, f, t, &target, &o));
+  assert_measured(&r, 1);
+  assert_true(r.run_secs[0] < 0.050); /* one call, not a repeat of 50 ms */
+  o.slow_secs = 10; /* no call is */
+  OK(mlc_measure(&r, f, t, &target, &o));
+  assert_measured(&r, 3);
+  o.slow_secs = -1;
+  assert_int_equal(mlc_measure(&r, f, t, &target, &o), MLC_EINVAL);
+  assert_non_null(strstr(mlc_error_last(), "slow_secs"));
+  assert_no_children();
+  sch_trace_free(t);
+  tir_func_free(f);
+  (void)state;
+}
+
 static void in_process_mode_measures_and_checks_too(void **state) {
   tir_func_t *f = gmm(64); /* the trace's 16-tiles fit; the interpreter is 8x quicker */
   sch_trace_t *t = python_trace(GMM_TRACE);
@@ -534,6 +563,7 @@ int main(void) {
       cmocka_unit_test(defaults_are_designs),
       cmocka_unit_test(median_is_middle_value_or_mean_of_middle_two),
       cmocka_unit_test(gmm128_hand_trace_is_timed_and_correct_in_a_child),
+      cmocka_unit_test(a_warm_up_longer_than_slow_secs_is_the_measurement),
       cmocka_unit_test(null_trace_measures_the_unscheduled_workload),
       cmocka_unit_test(float16_and_int8_workloads_are_checked_in_their_dtypes),
       cmocka_unit_test(timer_grows_number_until_a_repeat_lasts_min_repeat_ms),

@@ -40,9 +40,10 @@ static void test_options_round_trip(void **state) {
   o.check_correctness = true;
   o.rtol = 1e-3;
   o.seed = 123456789012345ull;
+  o.slow_secs = 0.5;
   json_t *j = NULL;
   OK(mlc_measure_options_to_json(&j, &o));
-  assert_int_equal(json_object_size(j), 9);
+  assert_int_equal(json_object_size(j), 10);
   OK(mlc_measure_options_from_json(&back, j));
   json_decref(j);
   assert_int_equal(back.number, 7);
@@ -50,7 +51,7 @@ static void test_options_round_trip(void **state) {
   assert_int_equal(back.min_repeat_ms, 3);
   assert_true(back.flush_cache && back.check_correctness && !back.in_process);
   assert_true(back.build_timeout_s == 12.5 && back.run_timeout_s == 0.25 && back.rtol == 1e-3);
-  assert_true(back.seed == 123456789012345ull);
+  assert_true(back.seed == 123456789012345ull && back.slow_secs == 0.5);
   /* Missing keys, an empty object, NULL and null: the defaults. */
   mlc_measure_options_t def;
   mlc_measure_options_default(&def);
@@ -87,6 +88,7 @@ static void test_options_refusals_name_the_key(void **state) {
   refused("{\"build_timeout_s\":0}", "'build_timeout_s'");
   refused("{\"run_timeout_s\":\"x\"}", "'run_timeout_s' must be a number");
   refused("{\"rtol\":-0.5}", "'rtol'");
+  refused("{\"slow_secs\":-1}", "'slow_secs'");
   refused("{\"seed\":-1}", "'seed'");
   refused("{\"check_correctness\":1}", "'check_correctness' must be true or false");
   refused("[1,2]", "expected a JSON object");
