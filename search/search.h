@@ -370,6 +370,11 @@ typedef struct {
                                  with a warning), and saved there at the end */
   volatile int *stop;         /* non-NULL: *stop != 0 ends after the running round */
   bool progress_tty;          /* one rewritten status line instead of log lines */
+  int confirm;                /* a candidate that would be a task's new best is
+                                 measured this many times more before it is
+                                 recorded, its record holding every run (its
+                                 median their median), so one lucky timing does
+                                 not make the best (2; 0: off) */
 } ms_tune_options_t;
 
 void ms_tune_options_default(ms_tune_options_t *o);

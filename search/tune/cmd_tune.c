@@ -91,6 +91,8 @@ static const char help[] =
     "  --min-repeat-ms MS  a repeat lasts at least this long (default 100)\n"
     "  --timeout S         build and run time limits in seconds (default 30 each)\n"
     "  --check             check every candidate against the reference interpreter\n"
+    "  --confirm N         measure a would-be new best N times more before recording it\n"
+    "                      (default 2; 0: off)\n"
     "\n"
     "Progress goes to stderr: a status line on a terminal, log lines otherwise.\n"
     "Ctrl-C finishes the running round, prints the summary and exits 130.\n"
@@ -184,7 +186,8 @@ static bool number_opt(args_t *a, cli_t *c) {
   } opts[] = {{"--trials", 0, 100000000}, {"--seed", 0, INT64_MAX},   {"--workers", 1, 256},
               {"--per-round", 1, 100000}, {"--number", 1, 1000000},    {"--repeat", 1, MLC_MEASURE_MAX_REPEAT},
               {"--min-repeat-ms", 0, 3600000}, {"--timeout", 1, 86400},       {"--population", 2, 1000000},
-              {"--generations", 0, 1000}, {"--local-farm", 1, 256},    {"--search-threads", 0, 64}};
+              {"--generations", 0, 1000}, {"--local-farm", 1, 256},    {"--search-threads", 0, 64},
+              {"--confirm", 0, MLC_MEASURE_MAX_REPEAT - 1}};
   for (size_t k = 0; k < sizeof opts / sizeof *opts; k++) {
     const char *v;
     if (!opt_value(a, opts[k].name, &v)) continue;
@@ -202,7 +205,8 @@ static bool number_opt(args_t *a, cli_t *c) {
     case 8: c->tune.search.population = (int)x; break;
     case 9: c->tune.search.generations = (int)x; break;
     case 10: c->local_farm = (int)x; break;
-    default: c->tune.search.threads = (int)x; break;
+    case 11: c->tune.search.threads = (int)x; break;
+    default: c->tune.confirm = (int)x; break;
     }
     return true;
   }

@@ -125,6 +125,9 @@ double tune_now(void);
  * reduction per element, hundreds of times slower than its best: each cost
  * a warm-up and a timed call. */
 #define TUNE_SLOW_FACTOR 50
+
+/* New bests of one batch confirmed at most (ms_tune_options_t.confirm). */
+#define TUNE_CONFIRM_MAX 2
 #define TUNE_SLOW_FLOOR_SECS 0.1
 double tune_slow_secs(double best_secs, double default_secs);
 /* The message of a job a transport gave up on because of Ctrl-C before it

@@ -155,7 +155,7 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
   assert_non_null(strstr(default_json, "\"main\""));
   db_result_t *res = records_of(fx, t->key);
   assert_int_equal(res->nrecords, t->trials + 1);
-  int defaults = 0;
+  int defaults = 0, confirmed = 0;
   for (int i = 0; i < res->nrecords; i++) {
     const db_record_t *rec = &res->records[i];
     assert_string_equal(rec->device_key, fx->runner->device_key);
@@ -163,9 +163,13 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
     assert_string_equal(rec->compiler_version, MLC_VERSION);
     assert_true(rec->created_at_us > 0);
     if (strcmp(rec->trace_json, default_json) == 0) defaults++;
-    if (rec->error_kind == MLC_ERROR_KIND_NONE) assert_true(rec->nrun_secs >= 1);
+    if (rec->error_kind != MLC_ERROR_KIND_NONE) continue;
+    /* One repeat, or one and the o.confirm more of a would-be new best. */
+    assert_true(rec->nrun_secs == 1 || rec->nrun_secs == 1 + o.confirm);
+    confirmed += rec->nrun_secs == 1 + o.confirm;
   }
   assert_int_equal(defaults, 1);
+  assert_true(confirmed >= 1 && confirmed <= TUNE_CONFIRM_MAX * (t->trials + o.per_round - 1) / o.per_round);
   db_result_free(res);
   mlc_free(default_json);
   sch_trace_free(default_trace);
@@ -178,9 +182,11 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
   assert_non_null(strstr(svg, "gmm32"));
   mlc_free(svg);
 
-  /* Resume with XGBoost: only new traces, the default reused. */
+  /* Resume with XGBoost: only new traces, the default reused; no
+   * confirmation asked, so every new record has one repeat. */
   int first = t->trials;
   o = quick_options(8, CM_MODEL_XGB);
+  o.confirm = 0;
   ms_tune_result_t r2;
   OK(ms_tune(&r2, &f, names, 1, &fx->target, fx->db, fx->runner, &o));
   assert_int_equal(r2.tasks[0].trials_before, first);
@@ -190,6 +196,9 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
   res = records_of(fx, t->key);
   assert_int_equal(res->nrecords, first + r2.tasks[0].trials + 1);
   assert_distinct_traces(res);
+  int single = 0;
+  for (int i = 0; i < res->nrecords; i++) single += res->records[i].nrun_secs == 1;
+  assert_true(single >= r2.tasks[0].trials); /* the new ones, and the first run's others */
   db_result_free(res);
   ms_tune_result_free(&r1);
   ms_tune_result_free(&r2);
