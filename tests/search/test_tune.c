@@ -95,6 +95,7 @@ static ms_tune_options_t quick_options(int trials, cm_model_kind_t model) {
   o.search.population = 32;
   o.search.generations = 2;
   o.search.init_min_valid = 8;
+  o.confirm = 0; /* test_tune_records_every_trial_and_resumes turns it on */
   return o;
 }
 
@@ -132,6 +133,7 @@ static void test_tune_records_every_trial_and_resumes(void **state) {
   snprintf(plot, sizeof plot, "%s/curve.svg", fx->dir);
   ms_tune_options_t o = quick_options(16, CM_MODEL_RANDOM);
   o.plot_path = plot;
+  o.confirm = 2; /* as ms_tune_options_default */
   ms_tune_result_t r1;
   OK(ms_tune(&r1, &f, names, 1, &fx->target, fx->db, fx->runner, &o));
   assert_int_equal(r1.ntasks, 1);
