@@ -225,7 +225,7 @@ static int tune(run_t *r, const opts_t *o, tir_func_t *f, const mlc_target_t *ta
   int64_t t0 = unix_us();
   int rc = db_open(&db, uri);
   /* As mlc-tune does by default: one builder per core, timed runs one at a time. */
-  int builders = target->num_cores > 0 ? target->num_cores : 1;
+  int builders = mlc_target_cores(target);
   if (rc == MLC_OK) rc = ms_runner_local(&runner, builders, &mo);
   tir_func_t *funcs[1] = {f};
   const char *names[1] = {f->name};
@@ -500,7 +500,7 @@ static void report_ceiling(const run_t *r, const bench_model_quality_t *q, const
   if (!recorded || !again || !both || !score || !ratio) bench_die("the ceiling", "out of memory");
   printf("  timing the %d held-out kernels again, as the tuner timed them...\n", n);
   fflush(stdout);
-  int builders = target->num_cores > 0 ? target->num_cores : 1, nratio = 0;
+  int builders = mlc_target_cores(target), nratio = 0;
   if (bench_retime_records(again, &r->rec, q->test_rec, n, f, target, builders) != MLC_OK) {
     printf("  timing again failed: %s\n", mlc_error_last());
     goto done;

@@ -207,6 +207,14 @@ int ms_trace_design_part(sch_trace_t **out, const sch_trace_t *t);
 int ms_candidate_make(ms_candidate_t *out, const ms_ctx_t *ctx, const sch_trace_t *trace, bool use_decisions,
                       uint64_t seed, const ms_postproc_t *const *pp, int npp);
 
+/* The cost model's features of a scheduled program as the search reads
+ * them, and (code non-NULL) the key of the program it lowers to: lowered
+ * with unrolled loops kept as loops (mlc_lower_options_t's
+ * keep_unrolled_loops), then cm_extract. *out is owned by the caller
+ * (cm_features_free). Errors: mlc_lower's, cm_extract's, MLC_ENOMEM. */
+int ms_candidate_features(cm_features_t *out, uint64_t *code, const tir_func_t *scheduled,
+                          const mlc_target_t *target);
+
 /* ------------------------------------------------------------------------ */
 /* Mutators                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "bench/common/kernel.h"
-#include "compiler/compiler.h"
 #include "cost-model/cost_model.h"
 #include "search/search.h"
 
@@ -103,12 +102,8 @@ int bench_tune_best_at(const bench_tune_records_t *r, int t) {
 static int record_features(cm_features_t *out, const db_record_t *rec, const tir_func_t *workload,
                            const mlc_target_t *target) {
   sch_t *sch = NULL;
-  tir_func_t *lowered = NULL;
-  mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* as the search extracts features */
   int rc = bench_schedule_json(&sch, workload, rec->trace_json);
-  if (rc == MLC_OK) rc = mlc_lower(&lowered, sch_func(sch), target, &lo);
-  if (rc == MLC_OK) rc = cm_extract(out, lowered, target);
-  tir_func_free(lowered);
+  if (rc == MLC_OK) rc = ms_candidate_features(out, NULL, sch_func(sch), target); /* as the search reads them */
   sch_free(sch);
   return rc;
 }

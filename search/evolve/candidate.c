@@ -16,6 +16,8 @@
 
 #include <stdlib.h>
 
+#include "compiler/compiler.h"
+
 void ms_candidate_free(ms_candidate_t *c) {
   if (!c) return;
   sch_trace_free(c->trace);
@@ -78,5 +80,16 @@ int ms_candidate_make(ms_candidate_t *out, const ms_ctx_t *ctx, const sch_trace_
 done:
   if (rc != MLC_OK) ms_candidate_free(&c);
   else *out = c;
+  return rc;
+}
+
+int ms_candidate_features(cm_features_t *out, uint64_t *code, const tir_func_t *scheduled,
+                          const mlc_target_t *target) {
+  tir_func_t *lowered = NULL;
+  mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* MetaSchedule's view, and cheaper */
+  int rc = mlc_lower(&lowered, scheduled, target, &lo);
+  if (rc == MLC_OK && code && !(*code = tir_func_key(lowered))) rc = MLC_ENOMEM; /* 0: the error is set */
+  if (rc == MLC_OK) rc = cm_extract(out, lowered, target);
+  tir_func_free(lowered);
   return rc;
 }

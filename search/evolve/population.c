@@ -26,8 +26,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "compiler/compiler.h"
-
 void ms_item_free(ms_item_t *it) {
   sch_trace_free(it->design);
   memset(it, 0, sizeof(*it));
@@ -119,16 +117,9 @@ static void run_job(const ms_search_t *s, ms_make_t *job) {
     rc = ms_trace_design_part(&job->made, c.trace);
   }
   if (rc == MLC_OK && !cache_has(&s->cache, c.trace_hash)) {
-    tir_func_t *lowered = NULL;
     job->lowered = true;
-    mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* features as MetaSchedule's, cheaper */
-    job->lower_rc = mlc_lower(&lowered, sch_func(c.sch), &s->ctx->target, &lo);
-    if (job->lower_rc == MLC_OK) {
-      job->code = tir_func_key(lowered); /* 0: out of memory, the error set */
-      job->lower_rc = job->code ? cm_extract(&job->feat, lowered, &s->ctx->target) : MLC_ENOMEM;
-    }
+    job->lower_rc = ms_candidate_features(&job->feat, &job->code, sch_func(c.sch), &s->ctx->target);
     if (job->lower_rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
-    tir_func_free(lowered);
   }
   if (rc != MLC_OK) snprintf(job->why, sizeof job->why, "%s", mlc_error_last());
   job->rc = rc;

@@ -123,12 +123,15 @@ static int wire_job(farm_runner_t *r, const ms_job_t *job, rpc_job_t *w, const r
   mlc_target_str(job->target, target, sizeof target);
   w->target = mlc_strdup(target);
   if (!w->trace_json || !w->target) return mlc_error_set(MLC_ENOMEM, "farm runner: out of memory");
-  if (job->baseline || job->slow_secs > 0) {
-    mlc_measure_options_t o = ms_job_options(job, &r->opts);
-    st = mlc_measure_options_to_json(&w->options, &o);
-    if (st != MLC_OK) return st;
-  } else {
+  /* A baseline job or one with slow_secs has options of its own; the next
+   * job with the same ones shares them, as jobs of one workload share its text. */
+  if (!job->baseline && !(job->slow_secs > 0)) {
     w->options = r->options;
+  } else if (prev && prev_job->baseline == job->baseline && prev_job->slow_secs == job->slow_secs) {
+    w->options = json_incref(prev->options);
+  } else {
+    mlc_measure_options_t o = ms_job_options(job, &r->opts);
+    if ((st = mlc_measure_options_to_json(&w->options, &o)) != MLC_OK) return st;
   }
   return mlc_device_key(w->device_key, sizeof w->device_key, job->target);
 }

@@ -24,10 +24,10 @@
  * measured again) and best records (seeds) for its workload and target, and
  * the budget counts only what this run measures.
  *
- * The cost model learns from the features of each measured candidate's
- * lowered program (cm_extract on mlc_lower's output). The search computes the
- * same for its predictions but search.h does not hand them out, so they are
- * computed again here; lowering is cheap next to a measurement.
+ * The cost model learns from the features of each measured candidate
+ * (ms_candidate_features): the search's own, kept from when it scored the
+ * candidate (ms_search_features), else computed here for a pick it never
+ * scored; lowering is cheap next to a measurement.
  */
 #include <signal.h>
 #ifdef __GLIBC__
@@ -36,7 +36,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/compiler.h"
 #include "search/tune/tune_internal.h"
 
 void ms_tune_options_default(ms_tune_options_t *o) {
@@ -99,20 +98,17 @@ double tune_slow_secs(double best_secs, double default_secs) {
  * left out (the first measurement stands). */
 static int batch_confirm(tune_run_t *run, tune_task_t *t, batch_t *b, double slow) {
   int times = run->opts->confirm, picked[TUNE_CONFIRM_MAX], np = 0;
+  double picked_secs[TUNE_CONFIRM_MAX];
   if (times <= 0) return MLC_OK;
-  for (int k = 0; k < TUNE_CONFIRM_MAX; k++) {
-    int best = -1;
-    double best_secs = t->best_secs;
-    for (int i = 0; i < b->n; i++) {
-      const mlc_measure_result_t *r = &b->results[i];
-      bool taken = false;
-      for (int j = 0; j < np; j++) taken |= picked[j] == i;
-      if (taken || r->error != MLC_ERROR_KIND_NONE || r->nrun_secs + times > MLC_MEASURE_MAX_REPEAT) continue;
-      double secs = mlc_measure_median(r);
-      if (secs > 0 && (best_secs == 0 || secs < best_secs)) best = i, best_secs = secs;
-    }
-    if (best < 0) break;
-    picked[np++] = best;
+  for (int i = 0; i < b->n; i++) { /* the fastest few, kept in order (ties: batch order) */
+    const mlc_measure_result_t *r = &b->results[i];
+    if (r->error != MLC_ERROR_KIND_NONE || r->nrun_secs + times > MLC_MEASURE_MAX_REPEAT) continue;
+    double secs = mlc_measure_median(r);
+    if (!(secs > 0) || (t->best_secs > 0 && secs >= t->best_secs)) continue;
+    int k = np < TUNE_CONFIRM_MAX ? np++ : TUNE_CONFIRM_MAX;
+    for (; k > 0 && secs < picked_secs[k - 1]; k--)
+      if (k < TUNE_CONFIRM_MAX) picked[k] = picked[k - 1], picked_secs[k] = picked_secs[k - 1];
+    if (k < TUNE_CONFIRM_MAX) picked[k] = i, picked_secs[k] = secs;
   }
   if (np == 0) return MLC_OK;
   int n = np * times;
@@ -224,14 +220,10 @@ static int batch_learn(tune_run_t *run, tune_task_t *t, cm_model_t *model, const
       continue;
     }
     if (!b->cands[i].sch) continue;
-    tir_func_t *low = NULL;
-    mlc_lower_options_t lo = {.keep_unrolled_loops = true}; /* as the search lowers for features */
-    if (mlc_lower(&low, sch_func(b->cands[i].sch), run->target, &lo) != MLC_OK) continue;
-    if (cm_extract(&feats[m], low, run->target) == MLC_OK) {
+    if (ms_candidate_features(&feats[m], NULL, sch_func(b->cands[i].sch), run->target) == MLC_OK) {
       owned[m] = true;
       secs[m++] = b->secs[i];
     }
-    tir_func_free(low);
   }
   if (st == MLC_OK && m > 0) st = cm_model_update(model, t->group, feats, secs, m);
   for (int i = 0; i < m; i++)
