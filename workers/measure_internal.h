@@ -153,7 +153,9 @@ typedef bool (*measure_batch_fn)(void *ctx, mlc_measure_result_t *out, int numbe
  * of the calls the previous repeat took), the next ones sized to reach the
  * threshold (measure_timer.c). Fills out->run_secs / nrun_secs (the mean
  * call of each repeat) and *number_out (the calls of the last repeat; may
- * be NULL). False when a batch failed (out filled by it). */
+ * be NULL). With opts->slow_secs set, a first repeat whose mean call is
+ * longer is the only one (one run_secs entry). False when a batch failed
+ * (out filled by it). */
 bool measure_repeats(mlc_measure_result_t *out, int *number_out, const mlc_measure_options_t *opts,
                      measure_batch_fn batch, void *ctx);
 

@@ -135,6 +135,9 @@ bool measure_repeats(mlc_measure_result_t *out, int *number_out, const mlc_measu
   for (int r = 0; ok && r < opts->repeat; r++) {
     ok = one_repeat(out, &out->run_secs[r], &number, opts, batch, ctx);
     if (ok) out->nrun_secs = r + 1;
+    /* Far slower than the best known (the GPU path's slow_secs; the CPU
+     * path already stopped at its warm-up when that was slow): one repeat. */
+    if (ok && r == 0 && opts->slow_secs > 0 && out->run_secs[0] > opts->slow_secs) break;
   }
   if (number_out) *number_out = number;
   return ok;

@@ -313,6 +313,31 @@ static void timer_continues_a_short_repeat_instead_of_starting_over(void **state
   assert_int_equal(r.nrun_secs, 1);
 }
 
+/* slow_secs: a first repeat whose mean call is longer ends the timing there
+ * (how the GPU path honours it; the CPU path stops at its warm-up first). A
+ * kernel within it gets every repeat. */
+static void timer_stops_after_one_repeat_of_a_slow_kernel(void **state) {
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.repeat = 3;
+  o.number = 1;
+  o.min_repeat_ms = 100;
+  o.slow_secs = 0.2;
+  sim_kernel_t slow = {.call_secs = 0.5};
+  mlc_measure_result_t r = {0};
+  int number = 0;
+  assert_true(measure_repeats(&r, &number, &o, sim_batch, &slow));
+  assert_int_equal(slow.nbatches, 1);
+  assert_int_equal(r.nrun_secs, 1);
+  assert_float_equal(r.run_secs[0], 0.5, 1e-12);
+
+  sim_kernel_t fast = {.call_secs = 0.15};
+  assert_true(measure_repeats(&r, &number, &o, sim_batch, &fast));
+  assert_int_equal(r.nrun_secs, 3);
+  assert_int_equal(fast.total, 3);
+  for (int i = 0; i < 3; i++) assert_float_equal(r.run_secs[i], 0.15, 1e-12);
+}
+
 static void timer_keeps_number_when_min_repeat_ms_is_zero(void **state) {
   mlc_measure_options_t o;
   mlc_measure_options_default(&o);
@@ -568,6 +593,7 @@ int main(void) {
       cmocka_unit_test(float16_and_int8_workloads_are_checked_in_their_dtypes),
       cmocka_unit_test(timer_grows_number_until_a_repeat_lasts_min_repeat_ms),
       cmocka_unit_test(timer_continues_a_short_repeat_instead_of_starting_over),
+      cmocka_unit_test(timer_stops_after_one_repeat_of_a_slow_kernel),
       cmocka_unit_test(timer_keeps_number_when_min_repeat_ms_is_zero),
       cmocka_unit_test(timer_reports_a_kernel_error_as_run),
       cmocka_unit_test(flush_buffer_is_larger_than_the_last_level_cache),

@@ -172,10 +172,12 @@ static const char *GPU_TRACE =
     "sch.bind(loop=l5, thread_axis=\"threadIdx.y\")\n"
     "sch.bind(loop=l7, thread_axis=\"threadIdx.x\")\n";
 
-/* A cuda job for GMM-n under GPU_TRACE (free with rpc_job_free). */
-static rpc_job_t make_job(const char *key, const char *target, int64_t n) {
+/* A cuda job for GMM-n under GPU_TRACE (free with rpc_job_free); slow_secs
+ * as the tuner sets it (0: off). */
+static rpc_job_t make_job(const char *key, const char *target, int64_t n, double slow_secs) {
   mlc_measure_options_t o;
   mlc_measure_options_default(&o);
+  o.slow_secs = slow_secs;
   o.number = 1;
   o.min_repeat_ms = 10;
   o.repeat = 3;
@@ -185,7 +187,7 @@ static rpc_job_t make_job(const char *key, const char *target, int64_t n) {
 }
 
 static void test_cuda_job_decoding(void **state) {
-  rpc_job_t job = make_job("cuda-sm90", "cuda -arch=sm_90", 64);
+  rpc_job_t job = make_job("cuda-sm90", "cuda -arch=sm_90", 64, 0);
   worker_job_t j;
   OK(worker_job_decode(&j, &job));
   assert_int_equal(j.target.kind, MLC_TARGET_CUDA);
@@ -223,7 +225,7 @@ static void test_cuda_job_decoding(void **state) {
 
 /* The job measured on a synthetic sm_90 device 0 of the current driver. */
 static rpc_result_t measure_on(const char *target) {
-  rpc_job_t job = make_job("cuda-sm90", target, 128);
+  rpc_job_t job = make_job("cuda-sm90", target, 128, 0);
   worker_device_t dev;
   memset(&dev, 0, sizeof dev);
   dev.backend = &worker_backend_cuda;
@@ -278,7 +280,7 @@ static void test_real_gpu_measures_bound_gmm(void **state) {
   }
   char target[64];
   snprintf(target, sizeof target, "cuda -arch=%s", p.props.arch);
-  rpc_job_t job = make_job("", target, 128);
+  rpc_job_t job = make_job("", target, 128, 0);
   worker_device_t dev;
   mlc_target_t t = target_of(target);
   OK(worker_device_open(&dev, &t, 0, "w-real"));
@@ -291,6 +293,16 @@ static void test_real_gpu_measures_bound_gmm(void **state) {
   for (int i = 0; i < 3; i++) assert_true(r.run_secs[i] > 0 && r.run_secs[i] < 0.1);
   assert_has(r.device_json, p.props.name);
   printf("# GMM-128 on %s: %.2f us\n", p.props.name, r.run_secs[0] * 1e6);
+  rpc_result_free(&r);
+  rpc_job_free(&job);
+
+  /* slow_secs below the kernel's time: its first repeat is the measurement. */
+  job = make_job("", target, 128, 1e-9);
+  snprintf(job.device_key, sizeof job.device_key, "%s", dev.device_key);
+  OK(worker_run_job(&dev, &job, &r));
+  assert_int_equal(r.error, MLC_ERROR_KIND_NONE);
+  assert_int_equal(r.nrun_secs, 1);
+  assert_true(r.run_secs[0] > 0 && r.run_secs[0] < 0.1);
   rpc_result_free(&r);
   rpc_job_free(&job);
 }
