@@ -763,6 +763,54 @@ static void rewrite_tensorize_rejects_what_does_not_match(void **state) {
   tir_func_free(f);
 }
 
+/* The tile with k_0 outside i and j_0: the calls inside it keep their
+ * accumulators live across it. 16 rows x 2 vectors = 32 accumulators, with
+ * the two operands more than AVX-512's 32 vector registers: rejected; split
+ * to 8 x 2 = 16 (i_0 moved outside k_0), the tile is tensorized. A GPU
+ * target is not held to the CPU's register file. */
+static void rewrite_tensorize_rejects_a_register_tile_the_registers_cannot_hold(void **state) {
+  register_identity_intrinsic();
+  tir_func_t *f = gmm(16, 32, 8);
+  const char *k_outside =
+      "b0 = sch.get_block(name=\"C\", func_name=\"main\")\n"
+      "l1, l2, l3 = sch.get_loops(block=b0)\n"
+      "l4, l5 = sch.split(loop=l2, factors=[None, 16], preserve_unit_iters=True)\n"
+      "l6, l7 = sch.split(loop=l3, factors=[None, 4], preserve_unit_iters=True)\n"
+      "%s"
+      "b8 = sch.blockize(target=l7, preserve_unit_iters=True)\n"
+      "sch.annotate(block_or_loop=b8, ann_key=\"meta_schedule.auto_tensorize\", ann_val=\"test_fma_16x4_identity\")\n";
+  char design[1024];
+  snprintf(design, sizeof design, k_outside, "sch.reorder(l6, l1, l4, l7, l5)\n");
+  sch_t *sch = designed(f, design);
+  OK(run("RewriteReductionBlock", f, sch));
+  assert_rejects(run("RewriteTensorize", f, sch),
+                 "RewriteTensorize: block C_o_update: its 32 test_fma_16x4_identity calls inside reduction loop k_0 "
+                 "keep 32 accumulator vectors, more than the 30 of 32 vector registers left beside the operands");
+  sch_free(sch);
+
+  snprintf(design, sizeof design, k_outside,
+           "l9, l10 = sch.split(loop=l1, factors=[2, 8], preserve_unit_iters=True)\n"
+           "sch.reorder(l9, l6, l10, l4, l7, l5)\n");
+  sch = designed(f, design);
+  OK(run("RewriteReductionBlock", f, sch));
+  OK(run("RewriteTensorize", f, sch));
+  char *text = tir_print_func(sch_func(sch));
+  assert_null(strstr(text, MS_ANN_AUTO_TENSORIZE));
+  mlc_free(text);
+  assert_replays(f, sch);
+  sch_free(sch);
+
+  snprintf(design, sizeof design, k_outside, "sch.reorder(l6, l1, l4, l7, l5)\n");
+  sch = designed(f, design);
+  ms_ctx_t ctx = ctx_of(f);
+  OK(mlc_target_parse(&ctx.target, "cuda -arch=sm_80"));
+  const ms_postproc_t *rrb = ms_postproc_find("RewriteReductionBlock"), *rt = ms_postproc_find("RewriteTensorize");
+  OK(rrb->apply(rrb, &ctx, sch));
+  OK(rt->apply(rt, &ctx, sch));
+  sch_free(sch);
+  tir_func_free(f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The CPU postprocessors together                                           */
 /* ------------------------------------------------------------------------ */
@@ -886,6 +934,7 @@ int main(void) {
       cmocka_unit_test(rewrite_layout_checks_the_strip_width),
       cmocka_unit_test(rewrite_tensorize_exact),
       cmocka_unit_test(rewrite_tensorize_rejects_what_does_not_match),
+      cmocka_unit_test(rewrite_tensorize_rejects_a_register_tile_the_registers_cannot_hold),
       cmocka_unit_test(cpu_defaults_are_metaschedules_in_order),
       cmocka_unit_test(postprocs_apply_marks_and_replays),
       cmocka_unit_test(postprocs_apply_stops_at_a_rejection),
