@@ -18,7 +18,8 @@
  *
  * Extension (CPU targets; docs/decisions.md, "A register tile must fit the
  * register file"): the calls between the block and the innermost loop that
- * carries its reduction (the spatial loops inside it) each keep their
+ * carries its reduction (the spatial loops inside it; a reduction loop of
+ * one iteration carries nothing and is looked through) each keep their
  * accumulator live across that loop; when those accumulators (a call's
  * output over the 64-byte vector) and two operands would need more than the
  * 32 vector registers the AVX-512 intrinsics have, the candidate is
@@ -87,7 +88,10 @@ static int check_register_tile(const pp_block_t *pb, const sch_intrin_t *in) {
   if (per_call <= 0) return MLC_OK;
   for (int i = pb->nloops - 1; i >= 0; i--) {
     const tir_stmt_t *loop = pb->loops[i];
-    if (pp_loop_iter_type(loop) == TIR_ITER_REDUCE) {
+    int64_t extent;
+    if (!tir_as_int(loop->u.loop.extent, &extent) || extent <= 0) return MLC_OK;
+    /* a reduction loop of one iteration carries nothing: look further out */
+    if (pp_loop_iter_type(loop) == TIR_ITER_REDUCE && extent > 1) {
       int64_t acc = calls * per_call;
       if (acc + OPERAND_REGISTERS <= CPU_VECTOR_REGISTERS) return MLC_OK;
       return pp_fail(RT,
@@ -96,8 +100,6 @@ static int check_register_tile(const pp_block_t *pb, const sch_intrin_t *in) {
                      pb->block->name, (long long)calls, in->name, loop->u.loop.var->u.var.name, (long long)acc,
                      CPU_VECTOR_REGISTERS - OPERAND_REGISTERS, CPU_VECTOR_REGISTERS);
     }
-    int64_t extent;
-    if (!tir_as_int(loop->u.loop.extent, &extent) || extent <= 0) return MLC_OK;
     calls = calls > INT64_MAX / extent ? INT64_MAX : calls * extent;
   }
   return MLC_OK; /* no loop carries the reduction: nothing stays live */
