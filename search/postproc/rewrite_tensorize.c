@@ -18,8 +18,7 @@
  *
  * Extension (CPU targets; docs/decisions.md, "A register tile must fit the
  * register file"): the calls between the block and the innermost loop that
- * carries its reduction (the spatial loops inside it; a reduction loop of
- * one iteration carries nothing and is looked through) each keep their
+ * carries its reduction (the spatial loops inside it) each keep their
  * accumulator live across that loop; when those accumulators (a call's
  * output over the 64-byte vector) and two operands would need more than the
  * 32 vector registers the AVX-512 intrinsics have, the candidate is
@@ -90,8 +89,10 @@ static int check_register_tile(const pp_block_t *pb, const sch_intrin_t *in) {
     const tir_stmt_t *loop = pb->loops[i];
     int64_t extent;
     if (!tir_as_int(loop->u.loop.extent, &extent) || extent <= 0) return MLC_OK;
-    /* a reduction loop of one iteration carries nothing: look further out */
-    if (pp_loop_iter_type(loop) == TIR_ITER_REDUCE && extent > 1) {
+    /* The innermost reduction loop, even of one iteration: looking through
+     * such a loop rejected the skinny GEMM's memory-bound winners, whose
+     * large tiles keep their accumulators in L1 (docs/decisions.md). */
+    if (pp_loop_iter_type(loop) == TIR_ITER_REDUCE) {
       int64_t acc = calls * per_call;
       if (acc + OPERAND_REGISTERS <= CPU_VECTOR_REGISTERS) return MLC_OK;
       return pp_fail(RT,

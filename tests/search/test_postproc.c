@@ -800,17 +800,17 @@ static void rewrite_tensorize_rejects_a_register_tile_the_registers_cannot_hold(
   assert_replays(f, sch);
   sch_free(sch);
 
-  /* A one-iteration reduction loop inside the tile carries nothing: the 8 x 2
-   * calls inside it are not the tile, the 16 x 2 inside k_0 are. */
+  /* The innermost reduction loop counts even when it runs once (k_0_1
+   * here): the 8 x 2 calls inside it are the tile, though k_0_0 outside
+   * sees 32. Memory-bound GEMMs win with such tiles, their accumulators in
+   * L1 (docs/decisions.md). */
   snprintf(design, sizeof design, k_outside,
            "l9, l10 = sch.split(loop=l1, factors=[2, 8], preserve_unit_iters=True)\n"
            "l11, l12 = sch.split(loop=l6, factors=[2, 1], preserve_unit_iters=True)\n"
            "sch.reorder(l11, l9, l12, l10, l4, l7, l5)\n");
   sch = designed(f, design);
   OK(run("RewriteReductionBlock", f, sch));
-  assert_rejects(run("RewriteTensorize", f, sch),
-                 "RewriteTensorize: block C_o_update: its 32 test_fma_16x4_identity calls inside reduction loop k_0_0 "
-                 "keep 32 accumulator vectors");
+  OK(run("RewriteTensorize", f, sch));
   sch_free(sch);
 
   snprintf(design, sizeof design, k_outside, "sch.reorder(l6, l1, l4, l7, l5)\n");
