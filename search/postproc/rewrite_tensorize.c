@@ -23,7 +23,7 @@
  * output over the 64-byte vector) and two operands would need more than the
  * 32 vector registers the AVX-512 intrinsics have, the candidate is
  * rejected. Such tiles spill and never won: in three tuning databases
- * (GMM-512, GMM-1024, BMM) the 26-56% of trials this rejects reached at
+ * (GMM-512, GMM-1024, BMM) the 23-51% of trials this rejects reached at
  * best 0.85-0.93x the run's best; each run's five best had 16.
  */
 #include "search/postproc/postproc.h"
