@@ -36,7 +36,9 @@ typedef struct {
                             measurement (run_secs = its time alone) and no
                             repeat follows: a candidate far slower than the
                             best known costs one call, not two or more
-                            (default 0: off). Host CPU only; the tuner sets
+                            (default 0: off). On a GPU, whose warm-up also
+                            loads the module, a first repeat whose mean call
+                            is longer is the only one instead; the tuner sets
                             it per task (ms_job_t.slow_secs). */
   bool check_correctness;/* compare outputs with tir_interp_run (default false) */
   double rtol;           /* tolerance of that check for floats (default 1e-4;

@@ -125,11 +125,11 @@ double tune_now(void);
  * reduction per element, hundreds of times slower than its best: each cost
  * a warm-up and a timed call. */
 #define TUNE_SLOW_FACTOR 50
+#define TUNE_SLOW_FLOOR_SECS 0.1
+double tune_slow_secs(double best_secs, double default_secs);
 
 /* New bests of one batch confirmed at most (ms_tune_options_t.confirm). */
 #define TUNE_CONFIRM_MAX 2
-#define TUNE_SLOW_FLOOR_SECS 0.1
-double tune_slow_secs(double best_secs, double default_secs);
 /* The message of a job a transport gave up on because of Ctrl-C before it
  * was measured (the farm runner: nothing of the round had come back). */
 #define TUNE_NOT_MEASURED_MSG "not measured: the tuner was interrupted"

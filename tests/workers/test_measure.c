@@ -58,6 +58,24 @@ static mlc_target_t host(void) {
   return t;
 }
 
+/* The default options with `repeat` repeats of at least min_repeat_ms. */
+static mlc_measure_options_t timed_options(int repeat, double min_repeat_ms) {
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.repeat = repeat;
+  o.min_repeat_ms = min_repeat_ms;
+  return o;
+}
+
+/* The default options with `repeat` repeats and the correctness check on. */
+static mlc_measure_options_t checked_options(int repeat) {
+  mlc_measure_options_t o;
+  mlc_measure_options_default(&o);
+  o.repeat = repeat;
+  o.check_correctness = true;
+  return o;
+}
+
 /* No child left behind: not running, not a zombie. */
 static void assert_no_children(void) {
   errno = 0;
@@ -113,10 +131,7 @@ static void gmm128_hand_trace_is_timed_and_correct_in_a_child(void **state) {
   tir_func_t *f = gmm(128);
   sch_trace_t *t = python_trace(GMM_TRACE);
   mlc_target_t target = host();
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
-  o.repeat = 3;
-  o.check_correctness = true;
+  mlc_measure_options_t o = checked_options(3);
   mlc_measure_result_t r;
   double t0 = measure_now();
   OK(mlc_measure(&r, f, t, &target, &o));
@@ -139,11 +154,8 @@ static void a_warm_up_longer_than_slow_secs_is_the_measurement(void **state) {
   tir_func_t *f = gmm(128);
   sch_trace_t *t = python_trace(GMM_TRACE);
   mlc_target_t target = host();
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
-  o.repeat = 3;
+  mlc_measure_options_t o = checked_options(3);
   o.min_repeat_ms = 50;
-  o.check_correctness = true;
   o.slow_secs = 1e-9; /* every call is longer */
   mlc_measure_result_t r;
   OK(mlc_measure(&r, f, t, &target, &o));
@@ -165,12 +177,9 @@ static void in_process_mode_measures_and_checks_too(void **state) {
   tir_func_t *f = gmm(64); /* the trace's 16-tiles fit; the interpreter is 8x quicker */
   sch_trace_t *t = python_trace(GMM_TRACE);
   mlc_target_t target = host();
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
+  mlc_measure_options_t o = checked_options(2);
   o.in_process = true;
-  o.repeat = 2;
   o.min_repeat_ms = 10;
-  o.check_correctness = true;
   o.flush_cache = true;
   mlc_measure_result_t r;
   OK(mlc_measure(&r, f, t, &target, &o));
@@ -281,10 +290,7 @@ static bool sim_batch(void *ctx, mlc_measure_result_t *out, int number, bool sta
  * second repeat starts with those 11 and needs no more. Only a repeat's
  * first batch may flush the caches. */
 static void timer_continues_a_short_repeat_instead_of_starting_over(void **state) {
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
-  o.repeat = 2;
-  o.min_repeat_ms = 100;
+  mlc_measure_options_t o = timed_options(2, 100);
   sim_kernel_t k = {.call_secs = 0.010};
   mlc_measure_result_t r = {0};
   int number = 0;
@@ -317,11 +323,8 @@ static void timer_continues_a_short_repeat_instead_of_starting_over(void **state
  * (how the GPU path honours it; the CPU path stops at its warm-up first). A
  * kernel within it gets every repeat. */
 static void timer_stops_after_one_repeat_of_a_slow_kernel(void **state) {
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
-  o.repeat = 3;
+  mlc_measure_options_t o = timed_options(3, 100);
   o.number = 1;
-  o.min_repeat_ms = 100;
   o.slow_secs = 0.2;
   sim_kernel_t slow = {.call_secs = 0.5};
   mlc_measure_result_t r = {0};
@@ -339,10 +342,7 @@ static void timer_stops_after_one_repeat_of_a_slow_kernel(void **state) {
 }
 
 static void timer_keeps_number_when_min_repeat_ms_is_zero(void **state) {
-  mlc_measure_options_t o;
-  mlc_measure_options_default(&o);
-  o.repeat = 4;
-  o.min_repeat_ms = 0;
+  mlc_measure_options_t o = timed_options(4, 0);
   mlc_measure_result_t r = {0};
   int number = 0;
   calls = 0;
